@@ -1,0 +1,1 @@
+"""What there is to do and what is done: input expansion, page sources and the job store."""

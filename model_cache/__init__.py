@@ -1,0 +1,1 @@
+"""Models: specs, conversion, the on-disk cache and the engines holding loaded ncnn nets."""

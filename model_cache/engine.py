@@ -1,0 +1,39 @@
+"""The interface every OCR engine implements, and how the runner asks for one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Protocol, runtime_checkable
+
+from PIL import Image
+
+from outputs.model import PageResult
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    threads: int = 2
+    device: str = "cpu"  # "cpu" | "gpu" (ncnn Vulkan)
+    model_dir: Path | None = None  # user-supplied model folder (with manifest.json)
+    extra: tuple[tuple[str, str], ...] = ()  # engine-specific settings, e.g. (("max_new_tokens", "2048"),)
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        return dict(self.extra).get(key, default)
+
+
+class EngineError(Exception):
+    """An engine could not be created (missing or altered model files, bad device)."""
+
+
+@runtime_checkable
+class Engine(Protocol):
+    name: str
+
+    def ocr(self, image: Image.Image) -> PageResult:
+        """Recognise one upright-or-not page image. Returns blocks/lines in reading order;
+        source, doc_id, page and dpi are filled in by the runner."""
+        ...
+
+
+EngineFactory = Callable[[EngineOptions], Engine]

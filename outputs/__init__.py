@@ -1,0 +1,1 @@
+"""The page-result data model and its writers (JSONL, Markdown, text)."""
