@@ -1,0 +1,1 @@
+"""`pagerunner eval`: accuracy of an engine against ground truth or a PDF's own text layer."""
