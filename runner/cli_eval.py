@@ -1,0 +1,128 @@
+"""`pagerunner eval`: how accurate is an engine on my documents?
+
+    pagerunner eval scans/ --gt truth/              ground truth as <name>.gt.txt / <name>.pNN.gt.txt
+    pagerunner eval report.pdf --against-text-layer  born-digital PDF: its own text layer is the truth
+
+The command function is registered on the main Typer app by runner/cli.py.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+from jobs.expand import ExpandOptions, InputError, expand_inputs
+from jobs.pageranges import PageRangeError, PageRanges
+from jobs.sources import DEFAULT_DPI
+from model_cache.engine import EngineError
+from runner.evaluation.evaluate import TEXT_LAYER_ENGINE, EvalOptions, EvalResult, PageEval, evaluate
+from runner.evaluation.report import print_report, to_json
+
+EXIT_OK = 0
+EXIT_BELOW_TARGET = 1  # nothing could be scored, or the CER is above --max-cer
+EXIT_USAGE = 2
+EXIT_ENGINE = 3  # the engine could not be created (missing/altered model files, bad device)
+
+_CJK_MODES = {"auto": None, "always": True, "never": False}
+
+
+def eval_command(
+    inputs: Annotated[list[str], typer.Argument(help="PDFs, images or folders (as for `run`).")],
+    gt: Annotated[Optional[Path], typer.Option(
+        "--gt", help="Folder of ground truth: <name>.gt.txt per image, <name>.pNN.gt.txt per PDF "
+                     "page, mirroring the input folders (also looked for beside each input).")] = None,
+    against_text_layer: Annotated[bool, typer.Option(
+        "--against-text-layer", help="Compare the OCR of each rendered PDF page with the page's own "
+                                     "text layer (born-digital PDFs; no ground truth needed).")] = False,
+    engine: Annotated[str, typer.Option(help="OCR engine, as for `run`.")] = "ppocr",
+    dpi: Annotated[float, typer.Option(help="Render resolution for PDF pages.")] = DEFAULT_DPI,
+    threads: Annotated[int, typer.Option(min=1, help="Threads for the engine.")] = 2,
+    device: Annotated[str, typer.Option(help="cpu or gpu (ncnn Vulkan).")] = "cpu",
+    model_dir: Annotated[Optional[Path], typer.Option(help="A model folder with manifest.json.")] = None,
+    pages: Annotated[Optional[str], typer.Option(help="Pages to score, e.g. 1-3,7,10-.")] = None,
+    password: Annotated[Optional[list[str]], typer.Option(
+        help="Password for encrypted PDFs (repeatable).")] = None,
+    min_chars: Annotated[int, typer.Option(
+        min=0, help="Skip pages whose reference has fewer non-space characters.")] = 20,
+    cjk: Annotated[str, typer.Option(
+        help="Ignore whitespace as for CJK text: auto (per page, from the reference), always, never.")] = "auto",
+    worst: Annotated[int, typer.Option(min=0, help="Show this many worst pages with a diff.")] = 3,
+    json_output: Annotated[bool, typer.Option(
+        "--json", help="Write the full report as JSON to stdout.")] = False,
+    max_cer: Annotated[Optional[float], typer.Option(
+        help="Exit with status 1 when the overall CER is above this (for CI).")] = None,
+) -> None:
+    """Measure OCR accuracy (CER, WER, bag-of-characters F1) against ground truth or a PDF's text layer."""
+    console = Console(stderr=True)
+    options = _options(gt, against_text_layer, engine, dpi, threads, device, model_dir, pages,
+                       password, min_chars, cjk)
+    try:
+        files = expand_inputs(inputs, ExpandOptions())
+    except InputError as exc:
+        _usage(console, str(exc))
+    if not files:
+        _usage(console, "no PDF or image files found in the inputs")
+    result = _run(files, options, console)
+    if json_output:
+        sys.stdout.write(json.dumps(to_json(result, worst), ensure_ascii=False, indent=2) + "\n")
+    print_report(result, console, worst)
+    raise typer.Exit(_exit_code(result, max_cer, console))
+
+
+def _options(gt: Path | None, against_text_layer: bool, engine: str, dpi: float, threads: int,
+             device: str, model_dir: Path | None, pages: str | None, password: list[str] | None,
+             min_chars: int, cjk: str) -> EvalOptions:
+    console = Console(stderr=True)
+    if gt is not None and against_text_layer:
+        _usage(console, "choose either --gt or --against-text-layer, not both")
+    if gt is not None and not gt.is_dir():
+        _usage(console, f"--gt {gt}: not a folder")
+    if against_text_layer and engine == TEXT_LAYER_ENGINE:
+        _usage(console, "--against-text-layer compares OCR with the text layer: choose an OCR engine")
+    if cjk not in _CJK_MODES:
+        _usage(console, f"--cjk must be one of {', '.join(_CJK_MODES)}")
+    if device not in ("cpu", "gpu"):
+        _usage(console, "--device must be cpu or gpu")
+    try:
+        ranges = PageRanges.parse(pages)
+    except PageRangeError as exc:
+        _usage(console, f"--pages: {exc}")
+    return EvalOptions(engine=engine, dpi=dpi, threads=threads, device=device, model_dir=model_dir,
+                       pages=ranges, gt_dir=gt, against_text_layer=against_text_layer,
+                       min_chars=min_chars, passwords=tuple(password or ()), cjk=_CJK_MODES[cjk])
+
+
+def _run(files, options: EvalOptions, console: Console) -> EvalResult:
+    from model_cache.registry import create_engine
+
+    with console.status("evaluating…") as status:
+        def on_page(page: PageEval) -> None:
+            label = "" if page.page == 0 else f" p{page.page}"
+            status.update(f"evaluating… {page.source}{label} ({page.status})")
+
+        try:
+            return evaluate(files, options, create_engine, on_page)
+        except EngineError as exc:
+            console.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(EXIT_ENGINE) from None
+
+
+def _exit_code(result: EvalResult, max_cer: float | None, console: Console) -> int:
+    if result.status_counts().get("scored", 0) == 0:
+        console.print("[red]no page could be scored[/red] (no ground truth found, no text layer, "
+                      "or pages with too little text)")
+        return EXIT_BELOW_TARGET
+    if max_cer is not None and result.counts.cer > max_cer:
+        console.print(f"[red]overall CER {result.counts.cer:.4f} is above --max-cer {max_cer}[/red]")
+        return EXIT_BELOW_TARGET
+    return EXIT_OK
+
+
+def _usage(console: Console, message: str) -> None:
+    console.print(f"[red]error:[/red] {message}")
+    raise typer.Exit(EXIT_USAGE)
