@@ -20,13 +20,15 @@ from jobs.expand import ExpandOptions, InputError, expand_inputs
 from jobs.pageranges import PageRangeError, PageRanges
 from jobs.sources import DEFAULT_DPI
 from model_cache.engine import EngineError
+from model_cache.manifest import ModelVerificationError
+from runner.errors import ExitCode
 from runner.evaluation.evaluate import TEXT_LAYER_ENGINE, EvalOptions, EvalResult, PageEval, evaluate
 from runner.evaluation.report import print_report, to_json
 
-EXIT_OK = 0
-EXIT_BELOW_TARGET = 1  # nothing could be scored, or the CER is above --max-cer
-EXIT_USAGE = 2
-EXIT_ENGINE = 3  # the engine could not be created (missing/altered model files, bad device)
+EXIT_OK = ExitCode.OK
+EXIT_BELOW_TARGET = ExitCode.PAGES_FAILED  # nothing could be scored, or the CER is above --max-cer
+EXIT_USAGE = ExitCode.USAGE
+EXIT_ENGINE = ExitCode.ENVIRONMENT  # the engine could not be created (missing/altered model files)
 
 _CJK_MODES = {"auto": None, "always": True, "never": False}
 
@@ -71,7 +73,7 @@ def eval_command(
     if json_output:
         sys.stdout.write(json.dumps(to_json(result, worst), ensure_ascii=False, indent=2) + "\n")
     print_report(result, console, worst)
-    raise typer.Exit(_exit_code(result, max_cer, console))
+    raise typer.Exit(int(_exit_code(result, max_cer, console)))
 
 
 def _options(gt: Path | None, against_text_layer: bool, engine: str, dpi: float, threads: int,
@@ -107,12 +109,12 @@ def _run(files, options: EvalOptions, console: Console) -> EvalResult:
 
         try:
             return evaluate(files, options, create_engine, on_page)
-        except EngineError as exc:
+        except (EngineError, ModelVerificationError) as exc:
             console.print(f"[red]error:[/red] {exc}")
-            raise typer.Exit(EXIT_ENGINE) from None
+            raise typer.Exit(int(EXIT_ENGINE)) from None
 
 
-def _exit_code(result: EvalResult, max_cer: float | None, console: Console) -> int:
+def _exit_code(result: EvalResult, max_cer: float | None, console: Console) -> ExitCode:
     if result.status_counts().get("scored", 0) == 0:
         console.print("[red]no page could be scored[/red] (no ground truth found, no text layer, "
                       "or pages with too little text)")
@@ -125,4 +127,4 @@ def _exit_code(result: EvalResult, max_cer: float | None, console: Console) -> i
 
 def _usage(console: Console, message: str) -> None:
     console.print(f"[red]error:[/red] {message}")
-    raise typer.Exit(EXIT_USAGE)
+    raise typer.Exit(int(EXIT_USAGE))
