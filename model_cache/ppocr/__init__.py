@@ -1,0 +1,1 @@
+"""PP-OCRv5 mobile on ncnn: the default pagerunner OCR engine (see engine.py)."""

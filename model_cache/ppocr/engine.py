@@ -1,0 +1,136 @@
+"""The `ppocr` engine: PP-OCRv5 mobile (DB detection, PP-LCNet orientation, CTC
+recognition) on ncnn, with page orientation and reading order.
+
+Settings through EngineOptions.extra (all optional):
+  det_limit_side (1920), det_thresh (0.3), det_box_thresh (0.6), det_unclip_ratio (1.5),
+  rec_min_score (0.5: lines recognised with less confidence are dropped),
+  orientation ("auto" | "off"), cls_vote_lines (8).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from PIL import Image
+
+from model_cache.engine import EngineError, EngineOptions
+from model_cache.ppocr.assets import MODEL_NAME, ModelSet, load_model_set
+from model_cache.ppocr.detection import DetParams, TextBox, detect
+from model_cache.ppocr.layout import build_blocks
+from model_cache.ppocr.orientation import (OrientParams, rotate_boxes, rotate_image,
+                                           upside_down, vertical_share)
+from model_cache.ppocr.recognition import (RecParams, RecResult, load_dictionary, recognize,
+                                           rectify)
+from model_cache.ppocr.runtime import NcnnNet, RuntimeOptions
+from outputs.model import Line, PageResult
+
+
+@dataclass(frozen=True)
+class PipelineParams:
+    det: DetParams
+    rec: RecParams
+    orient: OrientParams
+    rec_min_score: float = 0.5
+    orientation: bool = True
+    retry_flip_below: float = 0.6  # a line this unsure is also read upside down; the better wins
+
+
+def params_from(options: EngineOptions) -> PipelineParams:
+    def num(key: str, default: float) -> float:
+        value = options.get(key)
+        try:
+            return float(value) if value is not None else default
+        except ValueError:
+            raise EngineError(f"ppocr option {key}={value!r} is not a number") from None
+
+    det = DetParams(limit_side=int(num("det_limit_side", DetParams.limit_side)),
+                    thresh=num("det_thresh", DetParams.thresh),
+                    box_thresh=num("det_box_thresh", DetParams.box_thresh),
+                    unclip_ratio=num("det_unclip_ratio", DetParams.unclip_ratio))
+    orient = OrientParams(vote_lines=int(num("cls_vote_lines", OrientParams.vote_lines)))
+    mode = (options.get("orientation") or "auto").lower()
+    if mode not in ("auto", "off"):
+        raise EngineError(f"ppocr option orientation={mode!r}: use 'auto' or 'off'")
+    return PipelineParams(det, RecParams(), orient, num("rec_min_score", 0.5), mode == "auto")
+
+
+def to_rgb(image: Image.Image) -> np.ndarray:
+    """Any PIL mode -> contiguous uint8 RGB; transparency is composed over white."""
+    if image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info):
+        rgba = image.convert("RGBA")
+        white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        image = Image.alpha_composite(white, rgba)
+    if image.mode == "I;16" or image.mode == "I":
+        image = image.point(lambda v: v / 256).convert("L")
+    return np.ascontiguousarray(np.asarray(image.convert("RGB"), dtype=np.uint8))
+
+
+class PPOCREngine:
+    name = MODEL_NAME
+
+    def __init__(self, options: EngineOptions, models: ModelSet | None = None):
+        self.options = options
+        self.params = params_from(options)
+        self.models = models or load_model_set(options.model_dir)
+        if options.device not in ("cpu", "gpu"):
+            raise EngineError(f"unknown device '{options.device}' (cpu or gpu)")
+        runtime = RuntimeOptions(threads=options.threads, gpu=options.device == "gpu")
+        self.det = NcnnNet(self.models.det, runtime)
+        self.rec = NcnnNet(self.models.rec, runtime)
+        self.cls = NcnnNet(self.models.cls, runtime)
+        self.dictionary = load_dictionary(self.models.dictionary)
+
+    def ocr(self, image: Image.Image) -> PageResult:
+        timings: dict[str, float] = {}
+        start = time.perf_counter()
+        rgb = to_rgb(image)
+        boxes = detect(self.det, rgb, self.params.det)
+        timings["detect"] = time.perf_counter() - start
+        rgb, boxes, rotation = self._orient(rgb, boxes, timings)
+        mark = time.perf_counter()
+        lines = self._recognize(rgb, boxes)
+        timings["recognize"] = time.perf_counter() - mark
+        mark = time.perf_counter()
+        blocks = build_blocks(lines, rgb.shape[0])
+        timings["layout"] = time.perf_counter() - mark
+        timings["total"] = time.perf_counter() - start
+        return PageResult.from_blocks(blocks, width=rgb.shape[1], height=rgb.shape[0],
+                                      engine=self.name, rotation=rotation, timings=timings)
+
+    def _orient(self, rgb: np.ndarray, boxes: list[TextBox],
+                timings: dict[str, float]) -> tuple[np.ndarray, list[TextBox], int]:
+        mark = time.perf_counter()
+        rotation = 0
+        if self.params.orientation and boxes:
+            if vertical_share(boxes, self.params.orient) > self.params.orient.vertical_share:
+                boxes = rotate_boxes(boxes, 90, rgb.shape[1], rgb.shape[0])
+                rgb, rotation = rotate_image(rgb, 90), 90
+            if upside_down(self.cls, rgb, boxes, self.params.orient):
+                boxes = rotate_boxes(boxes, 180, rgb.shape[1], rgb.shape[0])
+                rgb, rotation = rotate_image(rgb, 180), (rotation + 180) % 360
+        timings["orient"] = time.perf_counter() - mark
+        return rgb, boxes, rotation
+
+    def _recognize(self, rgb: np.ndarray, boxes: list[TextBox]) -> list[Line]:
+        lines = []
+        for box in boxes:
+            result = self._read(rgb, box)
+            if result.text and result.conf >= self.params.rec_min_score:
+                lines.append(Line(result.text, result.conf, box.quad.tolist()))
+        return lines
+
+    def _read(self, rgb: np.ndarray, box: TextBox) -> RecResult:
+        crop = rectify(rgb, box.quad, self.params.rec)
+        result = recognize(self.rec, crop, self.dictionary, self.params.rec)
+        if self.params.orientation and result.conf < self.params.retry_flip_below:
+            flipped = recognize(self.rec, np.ascontiguousarray(crop[::-1, ::-1]), self.dictionary,
+                                self.params.rec)
+            if flipped.conf > result.conf + 0.2:
+                return flipped
+        return result
+
+
+def create_engine(options: EngineOptions) -> PPOCREngine:
+    return PPOCREngine(options)

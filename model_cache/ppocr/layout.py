@@ -1,0 +1,261 @@
+"""Reading order: text lines -> columns -> paragraph-sized blocks.
+
+1. Cut the page into horizontal strips wherever no line crosses a y position.
+2. Each strip gets its free vertical bands (gutters); consecutive strips whose gutters
+   overlap are merged, so a two-column body made of many aligned rows becomes one region
+   while a full-width title or footer stays its own strip.
+3. A region with a gutter is read left part first, then right part (recursively), unless
+   its two sides are row-aligned with short items on one side (tables of contents, table
+   rows, label/value lists): those are read row by row.
+4. A region without a gutter is read row by row; rows are split into blocks at larger
+   vertical gaps, size changes, indented first lines and lines that end short.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from outputs.model import Block, Line
+
+
+@dataclass(frozen=True)
+class LayoutParams:
+    gutter: float = 1.2  # minimum column gutter, in median line heights
+    row_overlap: float = 0.5  # y-overlap (share of the smaller height) for two boxes to share a row
+    aligned_share: float = 0.7  # rows-not-columns: share of short-side items with a partner
+    short_item: float = 6.0  # rows-not-columns: median width of the short side, in line heights
+    para_gap: float = 0.8  # a vertical gap above this (line heights) starts a new block
+    size_change: float = 1.3  # a height ratio above this starts a new block
+    indent: float = 1.0  # first-line indent, in line heights
+    short_line: float = 3.0  # slack (quarter line heights) on top of the next line's first word
+    margin_band: float = 0.07  # header/footer: single line within this share of the page height
+
+
+@dataclass
+class Item:
+    line: Line
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    h: float
+
+    @property
+    def cy(self) -> float:
+        return (self.y0 + self.y1) / 2
+
+
+@dataclass
+class Region:
+    items: list[Item]
+    gutters: list[tuple[float, float]] = field(default_factory=list)
+
+
+def make_item(line: Line) -> Item:
+    pts = np.asarray(line.box, dtype=np.float64)
+    h = float((np.linalg.norm(pts[3] - pts[0]) + np.linalg.norm(pts[2] - pts[1])) / 2)
+    x0, y0 = pts.min(0)
+    x1, y1 = pts.max(0)
+    return Item(line, float(x0), float(y0), float(x1), float(y1), max(h, 1.0))
+
+
+def median_height(items: list[Item]) -> float:
+    return float(np.median([it.h for it in items])) if items else 1.0
+
+
+def horizontal_strips(items: list[Item]) -> list[list[Item]]:
+    """Split at y positions no box crosses (boxes overlapping in y stay together)."""
+    strips: list[list[Item]] = []
+    bottom = -np.inf
+    for it in sorted(items, key=lambda i: i.y0):
+        # a small tolerance: skewed neighbours touching by a pixel or two are still separate rows
+        if strips and it.y0 < bottom - 0.15 * it.h:
+            strips[-1].append(it)
+            bottom = max(bottom, it.y1)
+        else:
+            strips.append([it])
+            bottom = it.y1
+    return strips
+
+
+def free_bands(items: list[Item], lo: float, hi: float, min_width: float) -> list[tuple[float, float]]:
+    """x-intervals of [lo, hi] that no box covers, at least min_width wide (edges included)."""
+    bands, reach = [], lo
+    for x0, x1 in sorted((it.x0, it.x1) for it in items):
+        if x0 - reach >= min_width:
+            bands.append((reach, x0))
+        reach = max(reach, x1)
+    if hi - reach >= min_width:
+        bands.append((reach, hi))
+    return bands
+
+
+def intersect_bands(a: list[tuple[float, float]], b: list[tuple[float, float]],
+                    min_width: float) -> list[tuple[float, float]]:
+    out = []
+    for a0, a1 in a:
+        for b0, b1 in b:
+            lo, hi = max(a0, b0), min(a1, b1)
+            if hi - lo >= min_width:
+                out.append((lo, hi))
+    return out
+
+
+def interior(bands: list[tuple[float, float]], items: list[Item]) -> list[tuple[float, float]]:
+    """The bands with boxes on both sides: column gutters, not margins."""
+    return [(lo, hi) for lo, hi in bands
+            if any(it.x1 <= lo for it in items) and any(it.x0 >= hi for it in items)]
+
+
+def merged_regions(items: list[Item], gutter: float) -> list[Region]:
+    """Strips joined while they keep a common gutter (or while neither has one)."""
+    lo, hi = min(it.x0 for it in items), max(it.x1 for it in items)
+    regions: list[Region] = []
+    bands_of: list[list[tuple[float, float]]] = []
+    for strip in horizontal_strips(items):
+        bands = free_bands(strip, lo, hi, gutter)
+        if regions:
+            region = regions[-1]
+            common = intersect_bands(bands_of[-1], bands, gutter)
+            joined = region.items + strip
+            had_gutter = bool(region.gutters) or bool(interior(bands, strip))
+            gutters = interior(common, joined)
+            if gutters or not had_gutter:
+                region.items, region.gutters, bands_of[-1] = joined, gutters, common
+                continue
+        regions.append(Region(list(strip), interior(bands, strip)))
+        bands_of.append(bands)
+    return regions
+
+
+def is_row_structured(left: list[Item], right: list[Item], params: LayoutParams) -> bool:
+    """Do the two sides of a gutter pair up row by row with short items (TOC, table, form)?"""
+    short, other = (left, right) if len(left) <= len(right) else (right, left)
+    if not short:
+        return True
+    h = median_height(short + other)
+    paired = sum(1 for it in short if any(_same_row(it, o, params) for o in other))
+    widths = np.median([it.x1 - it.x0 for it in short])
+    return paired >= params.aligned_share * len(short) and widths < params.short_item * h
+
+
+def _same_row(a: Item, b: Item, params: LayoutParams) -> bool:
+    overlap = min(a.y1, b.y1) - max(a.y0, b.y0)
+    return overlap >= params.row_overlap * min(a.y1 - a.y0, b.y1 - b.y0)
+
+
+def reading_order(items: list[Item], params: LayoutParams, h: float) -> list[list[Item]]:
+    """Leaves (lists of items read row by row), in reading order."""
+    if not items:
+        return []
+    leaves: list[list[Item]] = []
+    for region in merged_regions(items, params.gutter * h):
+        split = _column_split(region, params)
+        if split is None:
+            leaves.append(region.items)
+        else:
+            left, right = split
+            leaves.extend(reading_order(left, params, h))
+            leaves.extend(reading_order(right, params, h))
+    return leaves
+
+
+def _column_split(region: Region, params: LayoutParams) -> tuple[list[Item], list[Item]] | None:
+    for lo, hi in region.gutters:  # leftmost gutter first; the right part recurses
+        cut = (lo + hi) / 2
+        left = [it for it in region.items if it.x1 <= cut]
+        right = [it for it in region.items if it.x0 >= cut]
+        if left and right and not is_row_structured(left, right, params):
+            return left, right
+    return None
+
+
+def rows_of(items: list[Item], params: LayoutParams) -> list[list[Item]]:
+    rows: list[list[Item]] = []
+    for it in sorted(items, key=lambda i: i.cy):
+        if rows and any(_same_row(it, o, params) for o in rows[-1]):
+            rows[-1].append(it)
+        else:
+            rows.append([it])
+    return [sorted(r, key=lambda i: i.x0) for r in rows]
+
+
+def _row_box(row: list[Item]) -> tuple[float, float, float, float, float]:
+    return (min(i.x0 for i in row), min(i.y0 for i in row), max(i.x1 for i in row),
+            max(i.y1 for i in row), float(np.median([i.h for i in row])))
+
+
+def leaf_blocks(items: list[Item], params: LayoutParams) -> list[Block]:
+    rows = rows_of(items, params)
+    left_edge = min(i.x0 for i in items)
+    right_edge = max(i.x1 for i in items)
+    blocks: list[list[list[Item]]] = []
+    for k, row in enumerate(rows):
+        if not blocks or _starts_block(rows, k, left_edge, right_edge, params):
+            blocks.append([row])
+        else:
+            blocks[-1].append(row)
+    return [_to_block(rows_in) for rows_in in blocks]
+
+
+def _starts_block(rows: list[list[Item]], k: int, left_edge: float, right_edge: float,
+                  params: LayoutParams) -> bool:
+    px0, py0, px1, py1, ph = _row_box(rows[k - 1])
+    x0, y0, x1, y1, h = _row_box(rows[k])
+    unit = max(ph, h)
+    if y0 - py1 > params.para_gap * unit:
+        return True
+    if max(ph, h) > params.size_change * min(ph, h):
+        return True
+    if (len(rows[k]) > 1) != (len(rows[k - 1]) > 1):  # table rows vs running text
+        return True
+    if right_edge - px1 > _first_word_width(rows[k]) + params.short_line * unit * 0.25:
+        return True  # the next line's first word would have fitted: the paragraph ended
+    indented = x0 - left_edge > params.indent * unit and px0 - left_edge <= params.indent * unit
+    nxt = _row_box(rows[k + 1]) if k + 1 < len(rows) else None
+    back_to_margin = nxt is not None and nxt[0] - left_edge <= params.indent * unit
+    return indented and back_to_margin
+
+
+def _first_word_width(row: list[Item]) -> float:
+    """Estimated width of the first word of a row (CJK without spaces: two characters)."""
+    first = row[0]
+    text = first.line.text.strip()
+    if not text:
+        return 0.0
+    char_w = (first.x1 - first.x0) / len(text)
+    word = text.split(" ", 1)[0]
+    n = len(word) if len(word) <= 20 and word.isascii() else 2
+    return n * char_w
+
+
+def _to_block(rows: list[list[Item]]) -> Block:
+    lines = [it.line for row in rows for it in row]
+    table = sum(1 for row in rows if len(row) > 1) >= 2
+    return Block(lines=lines, kind="table" if table else "text")
+
+
+def build_blocks(lines: list[Line], page_height: int, params: LayoutParams | None = None) -> list[Block]:
+    """Group recognised lines into paragraph-sized blocks in reading order."""
+    params = params or LayoutParams()
+    items = [make_item(line) for line in lines if line.text.strip()]
+    if not items:
+        return []
+    h = median_height(items)
+    blocks = [b for leaf in reading_order(items, params, h) for b in leaf_blocks(leaf, params)]
+    _mark_margins(blocks, page_height, params)
+    return blocks
+
+
+def _mark_margins(blocks: list[Block], page_height: int, params: LayoutParams) -> None:
+    """A lone single-line block in the top/bottom band of the page is a running head/foot."""
+    if len(blocks) < 3:
+        return
+    band = params.margin_band * page_height
+    first, last = blocks[0], blocks[-1]
+    if len(first.lines) == 1 and max(p[1] for p in first.lines[0].box) < band:
+        first.kind = "header"
+    if len(last.lines) == 1 and min(p[1] for p in last.lines[0].box) > page_height - band:
+        last.kind = "footer"

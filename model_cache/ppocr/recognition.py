@@ -1,0 +1,96 @@
+"""Text-line recognition: rectify each quadrilateral into a 48-pixel-high crop, run the
+CTC recogniser, greedy-decode with the dictionary (index 0 = blank, last = space)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import ncnn
+import numpy as np
+
+from model_cache.ppocr.runtime import NcnnNet
+
+REC_HEIGHT = 48
+
+
+@dataclass(frozen=True)
+class RecParams:
+    height: int = REC_HEIGHT
+    min_width: int = 64  # very short crops are padded to this width (grey)
+    max_width: int = 4096  # a longer crop is squeezed horizontally
+    vertical_ratio: float = 1.5  # h/w at which a crop is taken as vertical text and turned
+
+
+@dataclass
+class RecResult:
+    text: str
+    conf: float
+    char_probs: np.ndarray  # probability of each emitted character
+
+
+def load_dictionary(path: Path) -> list[str]:
+    """Lines of the dictionary file; entry 0 is the CTC blank, the last entry a space."""
+    entries = path.read_text(encoding="utf-8").split("\n")
+    if entries and entries[-1] == "":
+        entries.pop()
+    return entries
+
+
+def quad_size(quad: np.ndarray) -> tuple[float, float]:
+    width = max(np.linalg.norm(quad[1] - quad[0]), np.linalg.norm(quad[2] - quad[3]))
+    height = max(np.linalg.norm(quad[3] - quad[0]), np.linalg.norm(quad[2] - quad[1]))
+    return float(width), float(height)
+
+
+def rectify(rgb: np.ndarray, quad: np.ndarray, params: RecParams) -> np.ndarray:
+    """Perspective-warp the quadrilateral to an upright crop params.height high (uint8 RGB)."""
+    width, height = quad_size(quad)
+    width, height = max(width, 1.0), max(height, 1.0)
+    vertical = height / width >= params.vertical_ratio
+    src = quad if not vertical else quad[[1, 2, 3, 0]]  # read a vertical line top to bottom
+    if vertical:
+        width, height = height, width
+    out_h = params.height
+    out_w = int(min(params.max_width, max(1, round(width * out_h / height))))
+    if height > 2 * out_h:  # strong downscale: warp at full size, then area-average
+        full = _warp(rgb, src, int(round(width)), int(round(height)), cv2.INTER_LINEAR)
+        return cv2.resize(full, (out_w, out_h), interpolation=cv2.INTER_AREA)
+    return _warp(rgb, src, out_w, out_h, cv2.INTER_LINEAR)
+
+
+def _warp(rgb: np.ndarray, src: np.ndarray, w: int, h: int, interp: int) -> np.ndarray:
+    dst = np.array([[0, 0], [w, 0], [w, h], [0, h]], dtype=np.float32)
+    matrix = cv2.getPerspectiveTransform(src.astype(np.float32), dst)
+    return cv2.warpPerspective(rgb, matrix, (w, h), flags=interp, borderMode=cv2.BORDER_REPLICATE)
+
+
+def crop_to_mat(crop: np.ndarray, params: RecParams) -> ncnn.Mat:
+    h, w = crop.shape[:2]
+    if w < params.min_width:
+        pad = np.full((h, params.min_width, 3), 127, dtype=np.uint8)
+        pad[:, :w] = crop
+        crop, w = pad, params.min_width
+    crop = np.ascontiguousarray(crop)
+    mat = ncnn.Mat.from_pixels(crop, ncnn.Mat.PixelType.PIXEL_RGB2BGR, w, h)
+    mat.substract_mean_normalize((127.5, 127.5, 127.5), (1 / 127.5,) * 3)
+    return mat
+
+
+def ctc_decode(probs: np.ndarray, dictionary: list[str]) -> RecResult:
+    """Greedy CTC: best class per step, collapse repeats, drop blanks (index 0)."""
+    best = probs.argmax(axis=1)
+    best_p = probs[np.arange(len(best)), best]
+    keep = best != 0
+    if len(best) > 1:
+        keep[1:] &= best[1:] != best[:-1]
+    idx, p = best[keep], best_p[keep]
+    text = "".join(dictionary[i] if i < len(dictionary) else "" for i in idx)
+    conf = float(p.mean()) if len(p) else 0.0
+    return RecResult(text.strip(), conf, p.astype(np.float32))
+
+
+def recognize(net: NcnnNet, crop: np.ndarray, dictionary: list[str], params: RecParams) -> RecResult:
+    probs = net.run(crop_to_mat(crop, params))
+    return ctc_decode(probs.reshape(-1, probs.shape[-1]), dictionary)
