@@ -7,6 +7,7 @@ from the closed set in outputs/model.py.
 
 from __future__ import annotations
 
+import io
 import math
 import os
 import warnings
@@ -62,30 +63,35 @@ class DocumentSource(Protocol):
     def close(self) -> None: ...
 
 
-def open_source(path: Path, passwords: tuple[str, ...] = ()) -> DocumentSource:
-    try:
-        size = path.stat().st_size
-        with open(path, "rb") as fh:
-            head = fh.read(1024)
-    except OSError as exc:
-        raise SourceError(ErrorCode.FILE_UNREADABLE, f"cannot read file: {exc.strerror or exc}") from None
+def open_source(path: Path, passwords: tuple[str, ...] = (), data: bytes | None = None) -> DocumentSource:
+    """Open a document from its path, or from its bytes (`data`, e.g. shipped to a remote worker)."""
+    if data is None:
+        try:
+            size = path.stat().st_size
+            with open(path, "rb") as fh:
+                head = fh.read(1024)
+        except OSError as exc:
+            raise SourceError(ErrorCode.FILE_UNREADABLE, f"cannot read file: {exc.strerror or exc}") from None
+    else:
+        size, head = len(data), data[:1024]
     if size == 0:
         raise SourceError(ErrorCode.EMPTY_FILE, "empty file (0 bytes)")
     if b"%PDF-" in head:
-        return PdfSource(path, passwords)
+        return PdfSource(path, passwords, data)
     if path.suffix.lower() == ".pdf":
         raise SourceError(ErrorCode.CORRUPT_PDF, "corrupt or not a PDF (no %PDF header)")
-    return ImageSource(path)
+    return ImageSource(path, data)
 
 
 class PdfSource:
     kind = "pdf"
 
-    def __init__(self, path: Path, passwords: tuple[str, ...] = ()):
+    def __init__(self, path: Path, passwords: tuple[str, ...] = (), data: bytes | None = None):
         import pypdfium2 as pdfium
 
         self._pdfium = pdfium
         self.path = path
+        self._data = data  # PDFium reads lazily from these bytes: keep them alive
         self.doc = self._open(path, passwords)
         self.page_count = len(self.doc)
         if self.page_count == 0:
@@ -96,15 +102,16 @@ class PdfSource:
         last_error = ""
         for password in (None, *passwords):
             try:
-                return self._pdfium.PdfDocument(str(path), password=password)
+                return self._pdfium.PdfDocument(self._data if self._data is not None else str(path),
+                                                password=password)
             except self._pdfium.PdfiumError as exc:
                 last_error = str(exc)
-                if not (_says_password(last_error) and _is_encrypted(path)):
+                if not (_says_password(last_error) and self._encrypted()):
                     break  # only a real password problem is worth another password
             except (OSError, ValueError) as exc:
                 raise SourceError(ErrorCode.FILE_UNREADABLE, f"cannot read file: {exc}") from None
         # PDFium's last error is global and not reset: trust "password" only for an encrypted file.
-        if _says_password(last_error) and _is_encrypted(path):
+        if _says_password(last_error) and self._encrypted():
             if passwords:
                 raise SourceError(ErrorCode.INCORRECT_PASSWORD,
                                   f"incorrect password ({len(passwords)} tried)")
@@ -113,6 +120,11 @@ class PdfSource:
         if "Success" in last_error:
             raise SourceError(ErrorCode.EMPTY_DOCUMENT, "unreadable PDF with no pages")
         raise SourceError(ErrorCode.CORRUPT_PDF, f"corrupt PDF: {_short(last_error)}")
+
+    def _encrypted(self) -> bool:
+        if self._data is not None:
+            return _declares_encryption(self._data)
+        return _is_encrypted(self.path)
 
     def render(self, page: int, options: RenderOptions) -> RenderedPage:
         try:
@@ -151,13 +163,13 @@ class PdfSource:
 class ImageSource:
     kind = "image"
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, data: bytes | None = None):
         self.path = path
-        self.image = self._open(path)
+        self.image = self._open(io.BytesIO(data) if data is not None else path)
         self.page_count = getattr(self.image, "n_frames", 1) if self.image.format in MULTIFRAME_FORMATS else 1
 
     @staticmethod
-    def _open(path: Path) -> Image.Image:
+    def _open(path: Path | io.BytesIO) -> Image.Image:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", Image.DecompressionBombWarning)
@@ -256,6 +268,10 @@ def _is_encrypted(path: Path) -> bool:
             data = fh.read() if size <= 64 << 20 else fh.read(1 << 20) + _tail(fh, size)
     except OSError:
         return False
+    return _declares_encryption(data)
+
+
+def _declares_encryption(data: bytes) -> bool:
     return b"/Encrypt" in data and b"obj" in data and b"%PDF-" in data[:1024]
 
 

@@ -17,6 +17,7 @@ def write_atomic(path: Path, chunks: Iterable[str]) -> None:
             for chunk in chunks:
                 fh.write(chunk)
             fh.flush()
+            os.chmod(tmp_name, 0o666 & ~_umask())
             os.fsync(fh.fileno())
         os.replace(tmp_name, path)
     except BaseException:
@@ -26,6 +27,12 @@ def write_atomic(path: Path, chunks: Iterable[str]) -> None:
             pass
         raise
     fsync_dir(path.parent)
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
 
 
 def fsync_dir(folder: Path) -> None:

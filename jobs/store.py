@@ -1,0 +1,316 @@
+"""The SQLite job store: the single source of truth for what there is to do and what is done.
+
+Lives in OUT/.pagerunner/store.sqlite (WAL, synchronous=FULL). A page's result and its state
+change commit in one transaction, so a SIGKILL at any instant loses at most pages in flight.
+Every other file in OUT is regenerated from here (`pagerunner export`).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from outputs.model import PageResult
+
+STORE_DIR = ".pagerunner"
+STORE_FILE = "store.sqlite"
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    run_id INTEGER PRIMARY KEY AUTOINCREMENT, started_at REAL NOT NULL, ended_at REAL,
+    pid INTEGER, command TEXT, exit_code INTEGER);
+CREATE TABLE IF NOT EXISTS documents (
+    doc_id TEXT PRIMARY KEY, sha256 TEXT NOT NULL, size INTEGER NOT NULL, path TEXT NOT NULL,
+    relname TEXT NOT NULL, stem TEXT NOT NULL, kind TEXT, page_count INTEGER,
+    state TEXT NOT NULL,              -- new | ready | failed | superseded
+    error_code TEXT, error_message TEXT, options TEXT NOT NULL, added_at REAL NOT NULL,
+    updated_at REAL NOT NULL);
+CREATE UNIQUE INDEX IF NOT EXISTS documents_active_stem ON documents(stem) WHERE state != 'superseded';
+CREATE TABLE IF NOT EXISTS pages (
+    doc_id TEXT NOT NULL REFERENCES documents(doc_id), page INTEGER NOT NULL,
+    state TEXT NOT NULL,              -- pending | running | done | failed
+    attempts INTEGER NOT NULL DEFAULT 0, result TEXT, error_code TEXT,
+    run_id INTEGER, started_at REAL, finished_at REAL,
+    PRIMARY KEY (doc_id, page));
+CREATE INDEX IF NOT EXISTS pages_state ON pages(state);
+"""
+
+
+class StoreError(Exception):
+    """The store cannot be opened or written (disk full, read-only, corrupt)."""
+
+
+@dataclass
+class DocumentRecord:
+    doc_id: str
+    sha256: str
+    size: int
+    path: str
+    relname: str
+    stem: str
+    kind: str | None
+    page_count: int | None
+    state: str
+    error_code: str | None
+    error_message: str | None
+    options: dict[str, Any]
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> "DocumentRecord":
+        return cls(row["doc_id"], row["sha256"], row["size"], row["path"], row["relname"], row["stem"],
+                   row["kind"], row["page_count"], row["state"], row["error_code"],
+                   row["error_message"], json.loads(row["options"]))
+
+
+@dataclass(frozen=True)
+class PageTask:
+    doc_id: str
+    page: int
+    path: str
+    relname: str
+    kind: str | None
+    options: dict[str, Any]
+
+
+def store_path(out_dir: Path) -> Path:
+    return out_dir / STORE_DIR / STORE_FILE
+
+
+class JobStore:
+    def __init__(self, out_dir: Path, *, create: bool = True):
+        self.out_dir = out_dir
+        self.path = store_path(out_dir)
+        if not create and not self.path.exists():
+            raise StoreError(f"{out_dir} holds no pagerunner job (no {STORE_DIR}/{STORE_FILE})")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
+                                      check_same_thread=False)
+            self.db.row_factory = sqlite3.Row
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=FULL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            with self.transaction():
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        self.db.execute(statement)
+                self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the job store {self.path}: {exc}") from exc
+        except OSError as exc:
+            raise StoreError(f"cannot create {self.path.parent}: {exc.strerror or exc}") from exc
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise StoreError(f"job store write failed: {exc}") from exc
+
+    # --- runs and meta ---------------------------------------------------------------------
+
+    def start_run(self, pid: int, command: dict[str, Any]) -> int:
+        with self.transaction() as db:
+            cur = db.execute("INSERT INTO runs (started_at, pid, command) VALUES (?, ?, ?)",
+                             (time.time(), pid, json.dumps(command)))
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('last_command', ?)", (json.dumps(command),))
+            # We hold the run lock: anything still 'running' was in flight when a process died.
+            db.execute("UPDATE pages SET state = 'pending' WHERE state = 'running'")
+            return int(cur.lastrowid)
+
+    def end_run(self, run_id: int, exit_code: int) -> None:
+        with self.transaction() as db:
+            db.execute("UPDATE runs SET ended_at = ?, exit_code = ? WHERE run_id = ?",
+                       (time.time(), exit_code, run_id))
+
+    def last_command(self) -> dict[str, Any] | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'last_command'").fetchone()
+        return json.loads(row[0]) if row else None
+
+    def runs(self) -> list[sqlite3.Row]:
+        return self.db.execute("SELECT * FROM runs ORDER BY run_id").fetchall()
+
+    # --- documents -------------------------------------------------------------------------
+
+    def document(self, doc_id: str) -> DocumentRecord | None:
+        row = self.db.execute("SELECT * FROM documents WHERE doc_id = ?", (doc_id,)).fetchone()
+        return DocumentRecord.from_row(row) if row else None
+
+    def documents(self, include_superseded: bool = False) -> list[DocumentRecord]:
+        where = "" if include_superseded else "WHERE state != 'superseded'"
+        rows = self.db.execute(f"SELECT * FROM documents {where} ORDER BY stem").fetchall()
+        return [DocumentRecord.from_row(r) for r in rows]
+
+    def register_document(self, doc: DocumentRecord) -> DocumentRecord:
+        """Add a new document, or update where a known one now lives. Returns the stored record.
+
+        A document at the same relative name with other bytes or options supersedes the old one;
+        a known document found under another name (moved) keeps its results.
+        """
+        now = time.time()
+        with self.transaction() as db:
+            row = db.execute("SELECT * FROM documents WHERE doc_id = ?", (doc.doc_id,)).fetchone()
+            if row is not None:
+                known = DocumentRecord.from_row(row)
+                if known.relname != doc.relname or known.state == "superseded":
+                    self._supersede_name(db, doc.relname, doc.doc_id)
+                    stem = self._free_stem(db, doc.stem, doc.relname, doc.doc_id)
+                    state = known.state
+                    if state == "superseded":  # a name it had before: bring it back
+                        state = "ready" if known.page_count is not None else "new"
+                    db.execute("UPDATE documents SET path=?, relname=?, stem=?, state=?, updated_at=? "
+                               "WHERE doc_id=?", (doc.path, doc.relname, stem, state, now, doc.doc_id))
+                elif known.path != doc.path:
+                    db.execute("UPDATE documents SET path=?, updated_at=? WHERE doc_id=?",
+                               (doc.path, now, doc.doc_id))
+            else:
+                self._supersede_name(db, doc.relname, doc.doc_id)
+                stem = self._free_stem(db, doc.stem, doc.relname, doc.doc_id)
+                db.execute(
+                    "INSERT INTO documents (doc_id, sha256, size, path, relname, stem, kind, page_count,"
+                    " state, error_code, error_message, options, added_at, updated_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, NULL, 'new', NULL, NULL, ?, ?, ?)",
+                    (doc.doc_id, doc.sha256, doc.size, doc.path, doc.relname, stem, doc.kind,
+                     json.dumps(doc.options, sort_keys=True), now, now))
+        stored = self.document(doc.doc_id)
+        assert stored is not None
+        return stored
+
+    @staticmethod
+    def _supersede_name(db: sqlite3.Connection, relname: str, doc_id: str) -> None:
+        db.execute("UPDATE documents SET state = 'superseded', updated_at = ? "
+                   "WHERE relname = ? AND doc_id != ? AND state != 'superseded'",
+                   (time.time(), relname, doc_id))
+
+    @staticmethod
+    def _free_stem(db: sqlite3.Connection, stem: str, relname: str, doc_id: str) -> str:
+        def taken(candidate: str) -> bool:
+            return db.execute("SELECT 1 FROM documents WHERE stem = ? AND doc_id != ? "
+                              "AND state != 'superseded'", (candidate, doc_id)).fetchone() is not None
+        if not taken(stem):
+            return stem
+        suffix = relname.rsplit(".", 1)[-1] if "." in relname else "doc"
+        candidate = f"{stem}.{suffix}"
+        number = 2
+        while taken(candidate):
+            candidate = f"{stem}~{number}"
+            number += 1
+        return candidate
+
+    def set_pages(self, doc_id: str, kind: str, page_count: int, pages: list[int]) -> None:
+        """Record a document's page count and queue its selected pages (one transaction)."""
+        with self.transaction() as db:
+            db.execute("UPDATE documents SET kind=?, page_count=?, state='ready', error_code=NULL, "
+                       "error_message=NULL, updated_at=? WHERE doc_id=?", (kind, page_count, time.time(), doc_id))
+            db.executemany("INSERT OR IGNORE INTO pages (doc_id, page, state) VALUES (?, ?, 'pending')",
+                           [(doc_id, p) for p in pages])
+
+    def fail_document(self, doc_id: str, code: str, message: str) -> None:
+        with self.transaction() as db:
+            db.execute("UPDATE documents SET state='failed', error_code=?, error_message=?, updated_at=? "
+                       "WHERE doc_id=?", (code, message, time.time(), doc_id))
+
+    # --- pages -----------------------------------------------------------------------------
+
+    def pending_tasks(self) -> list[PageTask]:
+        rows = self.db.execute(
+            "SELECT p.doc_id, p.page, d.path, d.relname, d.kind, d.options FROM pages p "
+            "JOIN documents d ON d.doc_id = p.doc_id "
+            "WHERE p.state = 'pending' AND d.state = 'ready' ORDER BY d.stem, p.page").fetchall()
+        return [PageTask(r["doc_id"], r["page"], r["path"], r["relname"], r["kind"],
+                         json.loads(r["options"])) for r in rows]
+
+    def claim(self, doc_id: str, page: int, run_id: int) -> None:
+        with self.transaction() as db:
+            db.execute("UPDATE pages SET state='running', attempts=attempts+1, run_id=?, started_at=? "
+                       "WHERE doc_id=? AND page=?", (run_id, time.time(), doc_id, page))
+
+    def commit_page(self, result: PageResult, run_id: int) -> None:
+        """Store a page's result and its new state in one transaction."""
+        state = "done" if result.status == "ok" else "failed"
+        code = result.error.code.value if result.error else None
+        payload = json.dumps(result.to_dict(), ensure_ascii=False, separators=(",", ":"))
+        with self.transaction() as db:
+            db.execute("UPDATE pages SET state=?, result=?, error_code=?, run_id=?, finished_at=? "
+                       "WHERE doc_id=? AND page=?",
+                       (state, payload, code, run_id, time.time(), result.doc_id, result.page))
+
+    def release(self, doc_id: str, page: int) -> None:
+        """Put a claimed page back (interrupted before it finished)."""
+        with self.transaction() as db:
+            db.execute("UPDATE pages SET state='pending' WHERE doc_id=? AND page=? AND state='running'",
+                       (doc_id, page))
+
+    def page_results(self, doc_id: str) -> list[PageResult]:
+        rows = self.db.execute("SELECT result FROM pages WHERE doc_id=? AND result IS NOT NULL "
+                               "AND state IN ('done','failed') ORDER BY page", (doc_id,)).fetchall()
+        return [PageResult.from_dict(json.loads(r[0])) for r in rows]
+
+    def page_states(self, doc_id: str) -> dict[str, int]:
+        rows = self.db.execute("SELECT state, COUNT(*) FROM pages WHERE doc_id=? GROUP BY state", (doc_id,))
+        return {state: count for state, count in rows}
+
+    def document_finished(self, doc_id: str) -> bool:
+        row = self.db.execute("SELECT COUNT(*) FROM pages WHERE doc_id=? AND state IN ('pending','running')",
+                              (doc_id,)).fetchone()
+        return row[0] == 0
+
+    def requeue_failed(self) -> tuple[int, int]:
+        """Failed pages go back to pending; failed documents are re-opened on the next run."""
+        with self.transaction() as db:
+            pages = db.execute("UPDATE pages SET state='pending', result=NULL, error_code=NULL "
+                               "WHERE state='failed'").rowcount
+            docs = db.execute("UPDATE documents SET state='new', error_code=NULL, error_message=NULL "
+                              "WHERE state='failed'").rowcount
+        return pages, docs
+
+    def counts(self) -> dict[str, int]:
+        rows = self.db.execute("SELECT p.state, COUNT(*) FROM pages p JOIN documents d ON d.doc_id=p.doc_id "
+                               "WHERE d.state != 'superseded' GROUP BY p.state")
+        return {state: count for state, count in rows}
+
+    def document_counts(self) -> dict[str, int]:
+        rows = self.db.execute("SELECT state, COUNT(*) FROM documents GROUP BY state")
+        return {state: count for state, count in rows}
+
+    def failures(self, limit: int = 1000) -> list[tuple[str, int | None, str, str]]:
+        """(relname, page or None, code, message) for failed documents and pages."""
+        out: list[tuple[str, int | None, str, str]] = []
+        for row in self.db.execute("SELECT relname, error_code, error_message FROM documents "
+                                   "WHERE state='failed' ORDER BY stem LIMIT ?", (limit,)):
+            out.append((row[0], None, row[1] or "", row[2] or ""))
+        for row in self.db.execute(
+                "SELECT d.relname, p.page, p.error_code, p.result FROM pages p JOIN documents d "
+                "ON d.doc_id=p.doc_id WHERE p.state='failed' AND d.state!='superseded' "
+                "ORDER BY d.stem, p.page LIMIT ?", (limit,)):
+            message = ""
+            if row[3]:
+                error = json.loads(row[3]).get("error") or {}
+                message = error.get("message", "")
+            out.append((row[0], row[1], row[2] or "", message))
+        return out
+
+    def finish_times(self, run_id: int | None = None) -> list[float]:
+        if run_id is None:
+            rows = self.db.execute("SELECT finished_at FROM pages WHERE finished_at IS NOT NULL "
+                                   "ORDER BY finished_at")
+        else:
+            rows = self.db.execute("SELECT finished_at FROM pages WHERE run_id=? AND finished_at IS NOT NULL "
+                                   "ORDER BY finished_at", (run_id,))
+        return [r[0] for r in rows]

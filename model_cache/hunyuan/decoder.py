@@ -1,0 +1,77 @@
+"""The text decoder: token embedding (numpy, memory-mapped), 24 layer graphs with the SDPA KV
+cache, and the LM head. Hidden states stay ncnn Mats from layer to layer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import ncnn
+import numpy as np
+
+from model_cache.hunyuan.graphs import GraphStore, to_mat, to_numpy
+from model_cache.hunyuan.kv_cache import KVCache
+from model_cache.hunyuan.model_config import ModelConfig
+from model_cache.hunyuan.rope import Rope
+
+MASKED = -30000.0  # large enough to zero a softmax weight, small enough for fp16 masks
+
+
+class Decoder:
+    def __init__(self, folder: Path, cfg: ModelConfig, graphs: GraphStore, rope_variant: str):
+        self.cfg = cfg
+        self.graphs = graphs
+        self.rope_variant = rope_variant
+        self.table = np.load(folder / "embed_tokens.npy", mmap_mode="r")
+        self.rope = Rope(cfg.head_dim, cfg.rope_base, cfg.mrope_section)
+        self.cache = KVCache(cfg.layers)
+        self.delta = 0  # decode position offset from the token index
+
+    def graph_names(self) -> list[str]:
+        return [*(f"dec_{i}" for i in range(self.cfg.layers)), "lm_head"]
+
+    def embed(self, ids: list[int] | np.ndarray) -> np.ndarray:
+        return np.asarray(self.table[np.asarray(ids, dtype=np.int64)], dtype=np.float32)
+
+    def prefill(self, embeds: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """Run the whole prompt (fresh cache); return the logits of its last position."""
+        self.cache.reset()
+        length = embeds.shape[0]
+        self.delta = int(positions.max()) + 1 - length
+        cos, sin = self.rope.cos_sin(positions)
+        cos_1d, sin_1d = self.rope.cos_sin(np.arange(length)) if self.rope_variant == "1.0" else (cos, sin)
+        mask = np.triu(np.full((length, length), MASKED, dtype=np.float32), k=1)
+        rope_mats = (to_mat(cos), to_mat(sin))
+        plain_mats = rope_mats if self.rope_variant != "1.0" else (to_mat(cos_1d), to_mat(sin_1d))
+        mask_mat = to_mat(mask)
+        x = to_mat(embeds)
+        for layer in range(self.cfg.layers):
+            c, s = rope_mats if layer == 0 else plain_mats
+            x = self._layer(layer, x, mask_mat, c, s)
+        self.cache.advance(length)
+        last = to_numpy(x).reshape(length, -1)[-1:]
+        return self.logits(last)
+
+    def step(self, token: int) -> np.ndarray:
+        """Feed one generated token; return the next logits."""
+        position = self.cache.length + self.delta
+        cos, sin = self.rope.cos_sin(np.array([position]))
+        c, s = to_mat(cos), to_mat(sin)
+        mask = to_mat(np.zeros((1, self.cache.length + 1), dtype=np.float32))
+        x = to_mat(self.embed([token]))
+        for layer in range(self.cfg.layers):
+            x = self._layer(layer, x, mask, c, s)
+        self.cache.advance(1)
+        return self.logits(to_numpy(x).reshape(1, -1))
+
+    def logits(self, hidden: np.ndarray) -> np.ndarray:
+        (out,) = self.graphs.run("lm_head", {"in0": to_mat(hidden)}, ["out0"])
+        self.graphs.done("lm_head")
+        return to_numpy(out).reshape(-1)
+
+    def _layer(self, layer: int, x: ncnn.Mat, mask: ncnn.Mat, cos: ncnn.Mat, sin: ncnn.Mat) -> ncnn.Mat:
+        name = f"dec_{layer}"
+        inputs = {"in0": x, "in1": mask, "in2": cos, "in3": sin, **self.cache.inputs(layer)}
+        out, key, value = self.graphs.run(name, inputs, ["out0", "out_cache_k", "out_cache_v"])
+        self.cache.update(layer, key, value)
+        self.graphs.done(name)
+        return out

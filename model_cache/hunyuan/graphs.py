@@ -1,0 +1,101 @@
+"""Loading and running the split ncnn graphs.
+
+Python traps this module exists to contain (all confirmed with ncnn 1.0.20261020):
+- ncnn.Mat(ndarray) wraps without copying and without holding a reference: the array must stay
+  alive in a named variable until .clone() has copied it.
+- Without opt.kvcache_allocator the SDPA cache is garbage; the allocator must outlive every Net
+  and every cache Mat, so one GraphStore owns it and closes nets before dropping it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import ncnn
+import numpy as np
+
+
+@dataclass(frozen=True)
+class NetSettings:
+    threads: int = 2
+    gpu: bool = False
+    dtype: str = "fp32"  # storage precision of the converted weights
+
+
+def to_mat(array: np.ndarray) -> ncnn.Mat:
+    owned = np.ascontiguousarray(array, dtype=np.float32)
+    mat = ncnn.Mat(owned).clone()
+    del owned
+    return mat
+
+
+def to_numpy(mat: ncnn.Mat) -> np.ndarray:
+    return np.array(mat, dtype=np.float32, copy=True)
+
+
+class GraphStore:
+    """All graphs of one model folder; resident (loaded once) or loaded for each use."""
+
+    def __init__(self, folder: Path, settings: NetSettings, resident: bool = True):
+        self.folder = folder
+        self.settings = settings
+        self.resident = resident
+        self.kv_allocator = ncnn.UnlockedPoolAllocator()
+        self._nets: dict[str, ncnn.Net] = {}
+
+    def net(self, name: str) -> ncnn.Net:
+        net = self._nets.get(name)
+        if net is None:
+            net = self._load(name)
+            self._nets[name] = net
+        return net
+
+    def done(self, name: str) -> None:
+        """Called after each use: frees the graph unless graphs stay resident."""
+        if not self.resident and name in self._nets:
+            self._nets.pop(name).clear()
+
+    def preload(self, names: list[str]) -> None:
+        for name in names:
+            self.net(name)
+
+    def run(self, name: str, inputs: dict[str, ncnn.Mat], outputs: list[str]) -> list[ncnn.Mat]:
+        ex = self.net(name).create_extractor()
+        for blob, mat in inputs.items():
+            ex.input(blob, mat)
+        results = []
+        for blob in outputs:
+            ret, mat = ex.extract(blob)
+            if ret != 0:
+                raise RuntimeError(f"ncnn graph {name}: extracting {blob} failed ({ret})")
+            results.append(mat)
+        return results
+
+    def close(self) -> None:
+        for net in self._nets.values():
+            net.clear()
+        self._nets.clear()
+
+    def _load(self, name: str) -> ncnn.Net:
+        net = ncnn.Net()
+        _configure(net.opt, self.settings)
+        net.opt.kvcache_allocator = self.kv_allocator
+        if self.settings.gpu:
+            net.set_vulkan_device(0)
+        param, model = self.folder / f"{name}.param", self.folder / f"{name}.bin"
+        if net.load_param(str(param)) != 0 or net.load_model(str(model)) != 0:
+            raise RuntimeError(f"ncnn could not load {param.name}/{model.name}")
+        return net
+
+
+def _configure(opt: ncnn.Option, settings: NetSettings) -> None:
+    opt.num_threads = settings.threads
+    opt.use_vulkan_compute = settings.gpu
+    low = settings.dtype
+    # fp32 must mean fp32 end to end: ncnn defaults to fp16 storage/arithmetic where supported.
+    opt.use_fp16_storage = low == "fp16" or (settings.gpu and low == "bf16")
+    opt.use_fp16_packed = opt.use_fp16_storage
+    opt.use_fp16_arithmetic = False
+    opt.use_bf16_storage = low == "bf16" and not settings.gpu
+    opt.use_bf16_packed = opt.use_bf16_storage

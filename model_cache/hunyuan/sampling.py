@@ -1,0 +1,80 @@
+"""Choosing the next token: repetition penalty (as transformers applies it, over every id in the
+sequence including the prompt), then greedy or temperature / top-k / top-p sampling with a seed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class SamplingOptions:
+    repetition_penalty: float = 1.0
+    temperature: float = 0.0  # 0 = greedy
+    top_k: int = 0  # 0 = off
+    top_p: float = 1.0
+    seed: int | None = None
+
+
+class Sampler:
+    def __init__(self, options: SamplingOptions, vocab: int):
+        self.options = options
+        self.vocab = vocab
+        self.rng = np.random.default_rng(options.seed)
+        self.seen = np.zeros(vocab, dtype=bool)
+
+    def start(self, prompt_ids: list[int]) -> None:
+        self.seen[:] = False
+        self.rng = np.random.default_rng(self.options.seed)
+        self.observe(prompt_ids)
+
+    def observe(self, ids: list[int]) -> None:
+        self.seen[np.asarray(ids, dtype=np.int64)] = True
+
+    def choose(self, logits: np.ndarray) -> tuple[int, float]:
+        """Return (token id, its probability under the penalised distribution)."""
+        scores = self._penalised(logits.astype(np.float32, copy=True))
+        opts = self.options
+        if opts.temperature <= 0.0:
+            token = int(np.argmax(scores))
+            return token, float(_softmax(scores)[token])
+        scores = scores / np.float32(opts.temperature)
+        scores = _top_k(scores, opts.top_k)
+        scores = _top_p(scores, opts.top_p)
+        probs = _softmax(scores)
+        token = int(self.rng.choice(len(probs), p=probs))
+        return token, float(probs[token])
+
+    def _penalised(self, scores: np.ndarray) -> np.ndarray:
+        penalty = np.float32(self.options.repetition_penalty)
+        if penalty == 1.0:
+            return scores
+        hit = scores[self.seen]
+        scores[self.seen] = np.where(hit < 0, hit * penalty, hit / penalty)
+        return scores
+
+
+def _softmax(scores: np.ndarray) -> np.ndarray:
+    shifted = np.exp((scores - scores.max()).astype(np.float64))
+    return shifted / shifted.sum()
+
+
+def _top_k(scores: np.ndarray, k: int) -> np.ndarray:
+    if k <= 0 or k >= len(scores):
+        return scores
+    kth = np.partition(scores, -k)[-k]
+    return np.where(scores < kth, -np.inf, scores)
+
+
+def _top_p(scores: np.ndarray, p: float) -> np.ndarray:
+    if p >= 1.0:
+        return scores
+    order = np.argsort(-scores, kind="stable")
+    probs = _softmax(scores)[order]
+    cumulative = np.cumsum(probs)
+    # keep the smallest prefix whose mass reaches p (always at least one token)
+    drop = cumulative - probs >= p
+    out = scores.copy()
+    out[order[drop]] = -np.inf
+    return out

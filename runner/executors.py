@@ -1,0 +1,269 @@
+"""Executors run PageWorkers over a stream of page tasks and yield results as they finish.
+
+- InlineExecutor: one worker in this process; a background thread renders the next page while
+  the current one is recognised.
+- ProcessExecutor (default): N worker processes, each with its engine loaded once. A worker that
+  crashes (a hostile file crashing PDFium, out of memory) costs only its page: the page is retried
+  once on a fresh worker, then recorded as failed. `--page-timeout` kills a stuck worker.
+
+The driver (runner/job.py) owns the store: executors never touch it. They pull tasks lazily from
+the iterator they are given (so in-flight work stays bounded) and stop pulling once `stop` is set.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import queue
+import signal
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from typing import Iterator, Protocol
+
+from jobs.store import PageTask
+from outputs.model import ErrorCode, PageError, PageResult
+from runner.errors import EngineUnavailable
+from runner.worker import FatalWorkerError, PageWorker, Rendered, WorkerConfig
+
+MAX_CRASHES_PER_PAGE = 2
+
+
+class Executor(Protocol):
+    def run(self, tasks: Iterator[PageTask], stop: threading.Event) -> Iterator[PageResult]: ...
+
+
+class InlineExecutor:
+    def __init__(self, config: WorkerConfig, prefetch: int = 1):
+        self.config = config
+        self.prefetch = max(1, prefetch)
+
+    def run(self, tasks: Iterator[PageTask], stop: threading.Event) -> Iterator[PageResult]:
+        worker = PageWorker(self.config)
+        try:
+            worker.warm_up()
+        except FatalWorkerError as exc:
+            raise EngineUnavailable(str(exc)) from exc
+        todo: queue.Queue[PageTask | None] = queue.Queue()
+        done: queue.Queue[Rendered] = queue.Queue()
+
+        def render_loop() -> None:
+            while (task := todo.get()) is not None:
+                done.put(worker.render(task))
+            worker.close_document()  # PDFium objects are closed on the thread that used them
+
+        thread = threading.Thread(target=render_loop, name="render-prefetch", daemon=True)
+        thread.start()
+        source = iter(tasks)
+        in_flight = 0
+        try:
+            while True:
+                while not stop.is_set() and in_flight <= self.prefetch:
+                    task = next(source, None)
+                    if task is None:
+                        break
+                    todo.put(task)
+                    in_flight += 1
+                if in_flight == 0 or stop.is_set():
+                    return
+                rendered = done.get()
+                in_flight -= 1
+                yield worker.recognise(rendered)
+        finally:
+            todo.put(None)
+            thread.join()
+
+
+@dataclass
+class _Slot:
+    process: multiprocessing.process.BaseProcess
+    conn: Connection
+    in_flight: deque = field(default_factory=deque)
+    head_since: float = 0.0
+
+
+class ProcessExecutor:
+    def __init__(self, config: WorkerConfig, workers: int = 1, page_timeout: float | None = None,
+                 depth: int = 2):
+        self.config = config
+        self.workers = max(1, workers)
+        self.page_timeout = page_timeout
+        self.depth = max(1, depth)
+        self._context = multiprocessing.get_context("spawn")
+
+    def _start_slot(self) -> _Slot:
+        parent, child = self._context.Pipe(duplex=True)
+        process = self._context.Process(target=_child_main, args=(child, self.config), daemon=True,
+                                        name="pagerunner-worker")
+        process.start()
+        child.close()
+        try:
+            kind, payload = parent.recv()
+        except (EOFError, OSError):
+            process.join(5)
+            raise EngineUnavailable(f"worker process died while starting (exit code {process.exitcode})")
+        if kind == "fatal":
+            process.join(5)
+            raise EngineUnavailable(payload)
+        return _Slot(process, parent)
+
+    def run(self, tasks: Iterator[PageTask], stop: threading.Event) -> Iterator[PageResult]:
+        slots = [self._start_slot() for _ in range(self.workers)]
+        retry: deque[PageTask] = deque()
+        crashes: dict[tuple[str, int], int] = {}
+        source = iter(tasks)
+        exhausted = False
+        try:
+            while True:
+                if not stop.is_set():
+                    exhausted = self._fill(slots, retry, source, exhausted)
+                busy = [s for s in slots if s.in_flight]
+                if not busy:
+                    return
+                timeout = self._wait_timeout(busy)
+                ready = wait([s.conn for s in busy] + [s.process.sentinel for s in busy], timeout)
+                for index, slot in enumerate(slots):
+                    if not slot.in_flight:
+                        continue
+                    if slot.conn in ready:
+                        try:
+                            kind, payload = slot.conn.recv()
+                        except (EOFError, OSError):
+                            kind, payload = "died", None
+                        if kind == "result":
+                            slot.in_flight.popleft()
+                            slot.head_since = time.monotonic()
+                            yield payload
+                            if stop.is_set() and slot.in_flight:
+                                slots[index] = self._retire(slot)  # abandon its prefetched page
+                            continue
+                        if kind == "fatal":
+                            raise EngineUnavailable(payload)
+                    died = slot.conn in ready or slot.process.sentinel in ready or not slot.process.is_alive()
+                    if died:  # the pipe closed or the process ended without a result
+                        failed = self._on_crash(slot, retry, crashes, "worker process died "
+                                                f"(exit code {slot.process.exitcode})")
+                        slots[index] = self._restart(slot)
+                        if failed is not None:
+                            yield failed
+                    elif self._timed_out(slot):
+                        head = slot.in_flight.popleft()
+                        retry.extendleft(reversed(slot.in_flight))
+                        slot.in_flight.clear()
+                        slots[index] = self._restart(slot)
+                        yield _failed(head, self.config.engine, ErrorCode.PAGE_TIMEOUT,
+                                      f"page took longer than --page-timeout {self.page_timeout:g} s")
+        finally:
+            for slot in slots:
+                self._stop_slot(slot)
+
+    def _fill(self, slots: list[_Slot], retry: deque, source: Iterator[PageTask], exhausted: bool) -> bool:
+        for slot in slots:
+            while len(slot.in_flight) < self.depth:
+                task = retry.popleft() if retry else (None if exhausted else next(source, None))
+                if task is None:
+                    exhausted = exhausted or not retry
+                    break
+                if not slot.in_flight:
+                    slot.head_since = time.monotonic()
+                slot.in_flight.append(task)
+                slot.conn.send(task)
+        return exhausted
+
+    def _wait_timeout(self, busy: list[_Slot]) -> float:
+        if not self.page_timeout:
+            return 0.5
+        now = time.monotonic()
+        return max(0.05, min(min(s.head_since + self.page_timeout - now for s in busy), 0.5))
+
+    def _timed_out(self, slot: _Slot) -> bool:
+        return bool(self.page_timeout and slot.in_flight
+                    and time.monotonic() - slot.head_since > self.page_timeout)
+
+    def _on_crash(self, slot: _Slot, retry: deque, crashes: dict, message: str) -> PageResult | None:
+        head = slot.in_flight.popleft()
+        retry.extendleft(reversed(slot.in_flight))
+        slot.in_flight.clear()
+        key = (head.doc_id, head.page)
+        crashes[key] = crashes.get(key, 0) + 1
+        if crashes[key] >= MAX_CRASHES_PER_PAGE:
+            return _failed(head, self.config.engine, ErrorCode.ENGINE_FAILED, message)
+        retry.appendleft(head)
+        return None
+
+    def _restart(self, slot: _Slot) -> _Slot:
+        self._stop_slot(slot)
+        return self._start_slot()
+
+    def _retire(self, slot: _Slot) -> _Slot:
+        slot.in_flight.clear()
+        self._stop_slot(slot)
+        return slot
+
+    @staticmethod
+    def _stop_slot(slot: _Slot) -> None:
+        try:
+            slot.conn.send(None)
+        except (OSError, ValueError):
+            pass
+        slot.process.join(0.2 if slot.in_flight else 2.0)
+        if slot.process.is_alive():
+            slot.process.kill()
+            slot.process.join(5)
+        slot.conn.close()
+
+
+def _failed(task: PageTask, engine: str, code: ErrorCode, message: str) -> PageResult:
+    return PageResult.failed(source=task.relname, doc_id=task.doc_id, page=task.page, engine=engine,
+                             error=PageError(code, message))
+
+
+def _child_main(conn: Connection, config: WorkerConfig) -> None:
+    """A worker process: render on a receiver thread, recognise on the main thread."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver decides when to stop
+    _die_with_parent()
+    worker = PageWorker(config)
+    try:
+        worker.warm_up()
+    except FatalWorkerError as exc:
+        conn.send(("fatal", str(exc)))
+        return
+    conn.send(("ready", None))
+    inbox: queue.Queue[Rendered | None] = queue.Queue()
+
+    def receive() -> None:
+        try:
+            while (task := conn.recv()) is not None:
+                inbox.put(worker.render(task))
+        except (EOFError, OSError):
+            pass
+        finally:
+            worker.close_document()
+            inbox.put(None)
+
+    threading.Thread(target=receive, name="render", daemon=True).start()
+    while (rendered := inbox.get()) is not None:
+        try:
+            result = worker.recognise(rendered)
+        except FatalWorkerError as exc:
+            conn.send(("fatal", str(exc)))
+            return
+        try:
+            conn.send(("result", result))
+        except (OSError, ValueError):
+            return
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to kill this worker if the driver dies (SIGKILL included)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() == 1:
+            os._exit(0)
+    except (OSError, AttributeError):
+        pass

@@ -1,0 +1,352 @@
+"""One `pagerunner run`: expand -> register -> claim -> render -> OCR -> commit -> write.
+
+The driver is the only writer of the store and of OUT's files. Executors (runner/executors.py)
+do the page work and hand results back; each result is committed before anything is written.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, TextIO
+
+from jobs.expand import ExpandOptions, InputError, InputFile, expand_inputs
+from jobs.identity import document_id, file_sha256
+from jobs.pageranges import PageRanges
+from jobs.sources import DEFAULT_MAX_PIXELS, SourceError, open_source
+from jobs.store import STORE_DIR, DocumentRecord, JobStore, PageTask, StoreError
+from model_cache.engine import EngineOptions
+from model_cache.registry import ENGINE_NAMES, TEXT_LAYER_ENGINE
+from outputs.jsonl import page_line
+from outputs.model import ErrorCode, PageResult
+from outputs.paths import safe_relative_stem
+from runner.errors import EnvironmentFailure, ExitCode, UsageError
+from runner.executors import Executor, InlineExecutor, ProcessExecutor
+from runner.export import RESULTS_FILE, document_records, export_all, write_document
+from runner.lock import RunLock
+from runner.progress import Reporter, SilentReporter
+from runner.signals import StopSignals
+from runner.worker import WorkerConfig
+
+TEXT_LAYER_MODES = ("ignore", "auto", "only")
+
+
+@dataclass
+class RunConfig:
+    inputs: list[str]
+    out_dir: Path
+    engine: str = "ppocr"
+    dpi: float = 200.0
+    pages: PageRanges = field(default_factory=lambda: PageRanges.parse(None))
+    passwords: tuple[str, ...] = ()
+    formats: tuple[str, ...] = ("jsonl", "md", "txt")
+    jsonl_stdout: bool = False
+    text_layer: str = "ignore"
+    threads: int = 2
+    device: str = "cpu"
+    model_dir: Path | None = None
+    engine_extra: tuple[tuple[str, str], ...] = ()
+    max_pixels: int = DEFAULT_MAX_PIXELS
+    expand: ExpandOptions = field(default_factory=ExpandOptions)
+    executor: str = "process"  # "process" | "inline" | "ray"
+    workers: int = 1
+    page_timeout: float | None = None
+    ray_address: str | None = None
+    gpus_per_worker: float = 0.0
+    from_store: bool = False  # resume the stored queue without expanding inputs (retry)
+
+    def document_options(self) -> dict[str, Any]:
+        """The options that change results (part of each document's identity)."""
+        return {"engine": self.engine, "model": str(self.model_dir) if self.model_dir else None,
+                "dpi": self.dpi, "pages": str(self.pages.text or ""), "text_layer": self.text_layer,
+                "max_pixels": self.max_pixels}
+
+    def worker_config(self) -> WorkerConfig:
+        options = EngineOptions(threads=self.threads, device=self.device, model_dir=self.model_dir,
+                                extra=self.engine_extra)
+        return WorkerConfig(engine=self.engine, engine_options=options, passwords=self.passwords,
+                            max_pixels=self.max_pixels)
+
+    def validate(self) -> None:
+        if self.engine not in ENGINE_NAMES:
+            raise UsageError(f"unknown engine '{self.engine}' (choose from {', '.join(ENGINE_NAMES)})")
+        if self.text_layer not in TEXT_LAYER_MODES:
+            raise UsageError(f"--text-layer must be one of {', '.join(TEXT_LAYER_MODES)}")
+        if not 10 <= self.dpi <= 1200:
+            raise UsageError("--dpi must be between 10 and 1200")
+        if self.max_pixels < 100_000:
+            raise UsageError("--max-pixels must be at least 100000")
+        if self.device not in ("cpu", "gpu"):
+            raise UsageError("--device must be cpu or gpu")
+
+
+@dataclass
+class RunSummary:
+    documents: int = 0
+    pages_total: int = 0
+    pages_done: int = 0
+    pages_failed: int = 0
+    documents_failed: int = 0
+    processed_now: int = 0
+    seconds: float = 0.0
+    interrupted_by: int | None = None
+    broken_pipe: bool = False
+    failures: list[tuple[str, int | None, str, str]] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> ExitCode:
+        if self.broken_pipe:
+            return ExitCode.BROKEN_PIPE
+        if self.interrupted_by == signal.SIGINT:
+            return ExitCode.INTERRUPTED
+        if self.interrupted_by == signal.SIGTERM:
+            return ExitCode.TERMINATED
+        if self.pages_failed or self.documents_failed:
+            return ExitCode.PAGES_FAILED
+        return ExitCode.OK
+
+
+ExecutorFactory = Callable[[RunConfig], Executor]
+
+
+def make_executor(config: RunConfig) -> Executor:
+    worker_config = config.worker_config()
+    if config.executor == "inline":
+        return InlineExecutor(worker_config)
+    if config.executor == "ray":
+        from runner.ray_executor import RayExecutor
+
+        return RayExecutor(worker_config, workers=config.workers, address=config.ray_address,
+                           gpus_per_worker=config.gpus_per_worker, page_timeout=config.page_timeout)
+    return ProcessExecutor(worker_config, workers=config.workers, page_timeout=config.page_timeout)
+
+
+def run_job(config: RunConfig, reporter: Reporter | None = None, stdout: TextIO | None = None,
+            stdin: TextIO | None = None, executor_factory: ExecutorFactory = make_executor) -> RunSummary:
+    config.validate()
+    reporter = reporter or SilentReporter()
+    out_dir = config.out_dir
+    expand = ExpandOptions(config.expand.recursive, config.expand.include, config.expand.exclude,
+                           config.expand.hidden, (*config.expand.skip_dirs, out_dir))
+    inputs: list[InputFile] | None = None
+    if not config.from_store:
+        try:
+            inputs = expand_inputs(config.inputs, expand, stdin)
+        except InputError as exc:
+            raise UsageError(str(exc)) from None
+        if not inputs:
+            raise UsageError("no PDF or image files found in the inputs")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        lock = RunLock(out_dir / STORE_DIR)
+        lock.acquire()
+    except OSError as exc:
+        raise EnvironmentFailure(f"cannot use output folder {out_dir}: {exc.strerror or exc}") from None
+    try:
+        return _run_locked(config, inputs, reporter, stdout, executor_factory)
+    except StoreError as exc:
+        raise EnvironmentFailure(str(exc)) from None
+    except OSError as exc:
+        raise EnvironmentFailure(_describe_os_error(exc, out_dir)) from None
+    finally:
+        lock.release()
+
+
+def _run_locked(config: RunConfig, inputs: list[InputFile] | None, reporter: Reporter, stdout: TextIO | None,
+                executor_factory: ExecutorFactory) -> RunSummary:
+    started = time.monotonic()
+    store = JobStore(config.out_dir)
+    stop = StopSignals()
+    summary = RunSummary()
+    run_id = store.start_run(os.getpid(), _command_record(config))
+    try:
+        with stop.installed():
+            if inputs is None:
+                documents = _requeue_known(store, config)
+            else:
+                documents = _register(store, config, inputs, reporter, stop)
+            emitter = _Emitter(stdout) if config.jsonl_stdout else None
+            results_path = config.out_dir / RESULTS_FILE
+            export_all(store, config.out_dir, config.formats)  # drops anything a crash left half-done
+            if emitter:
+                for doc in documents:
+                    emitter.write_many(document_records(store, doc))
+            counts = store.counts()
+            total = sum(counts.values())
+            reporter.start(total, counts.get("done", 0) + counts.get("failed", 0), len(documents))
+            if not stop.event.is_set():
+                _process(store, config, run_id, reporter, stop, emitter, results_path, executor_factory,
+                         summary)
+            summary.interrupted_by = stop.signum
+    except KeyboardInterrupt:
+        summary.interrupted_by = signal.SIGINT
+    finally:
+        reporter.close()
+    export_all(store, config.out_dir, config.formats)
+    _fill_summary(store, summary)
+    summary.seconds = time.monotonic() - started
+    store.end_run(run_id, int(summary.exit_code))
+    store.close()
+    return summary
+
+
+def _register(store: JobStore, config: RunConfig, inputs: list[InputFile], reporter: Reporter,
+              stop: StopSignals) -> list[DocumentRecord]:
+    """Hash every input, add new documents and queue their pages. Returns this run's documents."""
+    options = config.document_options()
+    records: list[DocumentRecord] = []
+    for item in inputs:
+        if stop.event.is_set():
+            break
+        reporter.current(item.relname)
+        try:
+            sha, size = file_sha256(item.path)
+        except OSError as exc:
+            sha, size = f"unreadable:{item.path}", 0
+            error = (ErrorCode.FILE_UNREADABLE, f"cannot read file: {exc.strerror or exc}")
+        else:
+            error = None
+        record = store.register_document(DocumentRecord(
+            document_id(sha, options), sha, size, str(item.path), item.relname,
+            safe_relative_stem(item.relname), None, None, "new", None, None, options))
+        if error is not None:
+            store.fail_document(record.doc_id, error[0].value, error[1])
+        elif record.state == "new":
+            _open_and_queue(store, record, config)
+        records.append(store.document(record.doc_id) or record)
+    return records
+
+
+def _requeue_known(store: JobStore, config: RunConfig) -> list[DocumentRecord]:
+    """Resume from the store alone (`retry`): reopen documents waiting to be opened."""
+    for record in store.documents():
+        if record.state == "new":
+            _open_and_queue(store, record, config)
+    return store.documents()
+
+
+def _open_and_queue(store: JobStore, record: DocumentRecord, config: RunConfig) -> None:
+    try:
+        source = open_source(Path(record.path), config.passwords)
+    except SourceError as exc:
+        store.fail_document(record.doc_id, exc.code.value, exc.message)
+        return
+    try:
+        pages = PageRanges.parse(record.options.get("pages") or None).select(source.page_count)
+        store.set_pages(record.doc_id, source.kind, source.page_count, pages)
+    finally:
+        source.close()
+
+
+def _process(store: JobStore, config: RunConfig, run_id: int, reporter: Reporter, stop: StopSignals,
+             emitter: "_Emitter | None", results_path: Path, executor_factory: ExecutorFactory,
+             summary: RunSummary) -> None:
+    claimed: set[tuple[str, int]] = set()
+
+    def tasks() -> Iterator[PageTask]:
+        for task in store.pending_tasks():
+            if stop.event.is_set():
+                return
+            store.claim(task.doc_id, task.page, run_id)
+            claimed.add((task.doc_id, task.page))
+            reporter.current(f"{task.relname} p{task.page}")
+            yield task
+
+    executor = executor_factory(config)
+    try:
+        for result in executor.run(tasks(), stop.event):
+            store.commit_page(result, run_id)
+            claimed.discard((result.doc_id, result.page))
+            summary.processed_now += 1
+            line = page_line(result)
+            if "jsonl" in config.formats:
+                _append(results_path, line)
+            if emitter and not emitter.write(line):
+                summary.broken_pipe = True
+                stop.event.set()
+            if store.document_finished(result.doc_id):
+                doc = store.document(result.doc_id)
+                if doc is not None:
+                    write_document(store, doc, config.out_dir, config.formats)
+            reporter.page_done(result)
+    finally:
+        for doc_id, page in claimed:
+            store.release(doc_id, page)
+
+
+def _append(path: Path, line: str) -> None:
+    """Live results for `tail -f`; the final results.jsonl is rewritten from the store."""
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(line)
+
+
+class _Emitter:
+    """Page records to stdout, one flushed line each; notices a reader that went away."""
+
+    def __init__(self, stream: TextIO | None):
+        self.stream = stream or sys.stdout
+        self.open = True
+
+    def write(self, line: str) -> bool:
+        if not self.open:
+            return False
+        try:
+            self.stream.write(line)
+            self.stream.flush()
+        except BrokenPipeError:
+            self.open = False
+            _silence_stdout()
+        return self.open
+
+    def write_many(self, lines: Iterator[str]) -> None:
+        for line in lines:
+            if not self.write(line):
+                return
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def _fill_summary(store: JobStore, summary: RunSummary) -> None:
+    counts = store.counts()
+    docs = store.document_counts()
+    summary.documents = sum(n for state, n in docs.items() if state != "superseded")
+    summary.documents_failed = docs.get("failed", 0)
+    summary.pages_total = sum(counts.values())
+    summary.pages_done = counts.get("done", 0)
+    summary.pages_failed = counts.get("failed", 0)
+    summary.failures = store.failures()
+
+
+def _command_record(config: RunConfig) -> dict[str, Any]:
+    """What `status`/`retry` need to know about the run; never passwords."""
+    return {"inputs": [str(Path(i).absolute()) if i not in ("-",) and not i.startswith("@") else i
+                       for i in config.inputs],
+            "options": config.document_options(), "formats": list(config.formats),
+            "threads": config.threads, "device": config.device, "executor": config.executor,
+            "workers": config.workers, "engine_extra": [list(kv) for kv in config.engine_extra]}
+
+
+def _describe_os_error(exc: OSError, out_dir: Path) -> str:
+    if exc.errno == errno.ENOSPC:
+        return f"disk full while writing to {out_dir}: free some space and rerun to resume"
+    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return f"cannot write to {out_dir} ({exc.strerror}): fix the permissions and rerun to resume"
+    if exc.errno == errno.ENOENT:
+        return f"the output folder {out_dir} disappeared during the run ({exc.filename}); rerun to start again"
+    return f"I/O error on {exc.filename or out_dir}: {exc.strerror or exc}"
+
+
+def json_dumps(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=2)
