@@ -24,6 +24,8 @@ class PageRanges:
             if not part:
                 raise PageRangeError(f"empty item in page selection {text!r}")
             first_s, sep, last_s = part.partition("-")
+            if not first_s.strip() and not last_s.strip():
+                raise PageRangeError(f"{part!r} names no page in {text!r}")
             first = _page_number(first_s or "1", text)
             last = None if sep and not last_s.strip() else _page_number(last_s if sep else first_s, text)
             if last is not None and last < first:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import math
 import os
+import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,9 +118,14 @@ class PdfSource:
                                   f"incorrect password ({len(passwords)} tried)")
             raise SourceError(ErrorCode.PASSWORD_REQUIRED,
                               "the PDF is encrypted: a password is required (--password / --passwords-file)")
-        if "Success" in last_error:
-            raise SourceError(ErrorCode.EMPTY_DOCUMENT, "unreadable PDF with no pages")
+        if "Success" in last_error or self._declares_no_pages():
+            raise SourceError(ErrorCode.EMPTY_DOCUMENT, "the PDF has no pages (or none that can be read)")
         raise SourceError(ErrorCode.CORRUPT_PDF, f"corrupt PDF: {_short(last_error)}")
+
+    def _declares_no_pages(self) -> bool:
+        data = self._data if self._data is not None else _read_capped(self.path)
+        return (re.search(rb"/Count\s+0\b", data) is not None
+                and re.search(rb"/Type\s*/Page(?![s\w])", data) is None)
 
     def _encrypted(self) -> bool:
         if self._data is not None:
@@ -245,7 +251,8 @@ def _capped_scale(width_pt: float, height_pt: float, dpi: float, max_pixels: int
     pixels = width_pt * scale * height_pt * scale
     if pixels <= max_pixels:
         return scale, []
-    capped = math.sqrt(max_pixels / max(width_pt * height_pt, 1e-6))
+    # PDFium rounds the bitmap size up: keep a small margin so the cap really holds.
+    capped = 0.995 * math.sqrt(max_pixels / max(width_pt * height_pt, 1e-6))
     note = (f"rendered at {capped * 72:.0f} dpi instead of {dpi:.0f}: the page would be "
             f"{pixels / 1e6:.0f} MP (--max-pixels {max_pixels / 1e6:.0f} MP)")
     return capped, [note]
@@ -260,15 +267,19 @@ def _says_password(message: str) -> bool:
     return "password" in message.lower()
 
 
-def _is_encrypted(path: Path) -> bool:
-    """True when the file declares an /Encrypt dictionary that points at an object."""
+def _read_capped(path: Path) -> bytes:
+    """The whole file if small, else its first and last MiB (trailer, xref, catalog live there)."""
     try:
         size = os.path.getsize(path)
         with open(path, "rb") as fh:
-            data = fh.read() if size <= 64 << 20 else fh.read(1 << 20) + _tail(fh, size)
+            return fh.read() if size <= 64 << 20 else fh.read(1 << 20) + _tail(fh, size)
     except OSError:
-        return False
-    return _declares_encryption(data)
+        return b""
+
+
+def _is_encrypted(path: Path) -> bool:
+    """True when the file declares an /Encrypt dictionary that points at an object."""
+    return _declares_encryption(_read_capped(path))
 
 
 def _declares_encryption(data: bytes) -> bool:

@@ -16,6 +16,14 @@ ENGINE_FACTORIES: dict[str, str] = {
 TEXT_LAYER_ENGINE = "textlayer"
 ENGINE_NAMES = (*ENGINE_FACTORIES, TEXT_LAYER_ENGINE)
 
+
+
+def is_plugin_name(name: str) -> bool:
+    """A third-party engine named by import path, e.g. 'mypackage.engine:create_engine'."""
+    module, sep, factory = name.partition(":")
+    return bool(sep and module and factory.isidentifier())
+
+
 _loaded: dict[tuple[str, EngineOptions], Engine] = {}
 
 
@@ -24,9 +32,10 @@ def create_engine(name: str, options: EngineOptions) -> Engine:
     key = (name, options)
     if key in _loaded:
         return _loaded[key]
-    target = ENGINE_FACTORIES.get(name)
+    target = ENGINE_FACTORIES.get(name) or (name if is_plugin_name(name) else None)
     if target is None:
-        raise EngineError(f"unknown engine '{name}' (choose from {', '.join(ENGINE_NAMES)})")
+        raise EngineError(f"unknown engine '{name}' (choose from {', '.join(ENGINE_NAMES)}, "
+                          "or give a plugin as module:factory)")
     module_name, factory_name = target.split(":")
     try:
         module = importlib.import_module(module_name)

@@ -22,7 +22,7 @@ from jobs.pageranges import PageRanges
 from jobs.sources import DEFAULT_MAX_PIXELS, SourceError, open_source
 from jobs.store import STORE_DIR, DocumentRecord, JobStore, PageTask, StoreError
 from model_cache.engine import EngineOptions
-from model_cache.registry import ENGINE_NAMES, TEXT_LAYER_ENGINE
+from model_cache.registry import ENGINE_NAMES, is_plugin_name
 from outputs.jsonl import page_line
 from outputs.model import ErrorCode, PageResult
 from outputs.paths import safe_relative_stem
@@ -74,7 +74,7 @@ class RunConfig:
                             max_pixels=self.max_pixels)
 
     def validate(self) -> None:
-        if self.engine not in ENGINE_NAMES:
+        if self.engine not in ENGINE_NAMES and not is_plugin_name(self.engine):
             raise UsageError(f"unknown engine '{self.engine}' (choose from {', '.join(ENGINE_NAMES)})")
         if self.text_layer not in TEXT_LAYER_MODES:
             raise UsageError(f"--text-layer must be one of {', '.join(TEXT_LAYER_MODES)}")

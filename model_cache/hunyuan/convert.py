@@ -66,7 +66,7 @@ def _export_all(model, cfg: ModelConfig, out_dir: Path, tmp: Path, log) -> None:
 
     run("vis_embed", export.VisionEmbed(vt.embeddings), [(16, 768), (16, c)], [(24, 768), (24, c)])
     for i, block in enumerate(vt.layers):
-        run(f"vis_block_{i}", export.VisionBlock(block, cfg.vision_heads), [(16, c)], [(24, c)])
+        run(f"vis_block_{i}", export.VisionBlock(block, cfg.vision_heads), [(1, 16, c)], [(1, 24, c)])
     run("vis_merge", export.VisionMerge(vt.patch_merger), [(4, 4 * c)], [(6, 4 * c)])
     text = model.model.language_model
     for i, layer in enumerate(text.layers):

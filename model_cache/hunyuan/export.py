@@ -58,14 +58,14 @@ class VisionBlock(nn.Module):
         self.act = nn.GELU()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        n, c = x.shape[0], x.shape[1]
+        n, c = x.shape[1], x.shape[2]
         hd = c // self.heads
         h = self.ln1(x)
-        q = self.q(h).view(n, self.heads, hd).transpose(0, 1)
-        k = self.k(h).view(n, self.heads, hd).transpose(0, 1)
-        v = self.v(h).view(n, self.heads, hd).transpose(0, 1)
+        q = self.q(h).view(1, n, self.heads, hd).transpose(1, 2)
+        k = self.k(h).view(1, n, self.heads, hd).transpose(1, 2)
+        v = self.v(h).view(1, n, self.heads, hd).transpose(1, 2)
         a = F.scaled_dot_product_attention(q, k, v)
-        x = x + self.o(a.transpose(0, 1).reshape(n, c))
+        x = x + self.o(a.transpose(1, 2).reshape(1, n, c))
         return x + self.fc2(self.act(self.fc1(self.ln2(x))))
 
 

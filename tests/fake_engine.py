@@ -1,0 +1,35 @@
+"""A deterministic image engine for runner tests: its text is a digest of the page's pixels.
+
+Used through the plugin form `--engine tests.fake_engine:create_engine`; the delay (env
+PAGERUNNER_FAKE_DELAY, seconds) gives SIGKILL tests time to strike mid-run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+
+from PIL import Image
+
+from model_cache.engine import EngineOptions
+from outputs.model import Block, Line, PageResult
+
+
+class DigestEngine:
+    name = "fake-digest"
+
+    def __init__(self, delay: float):
+        self.delay = delay
+
+    def ocr(self, image: Image.Image) -> PageResult:
+        time.sleep(self.delay)
+        digest = hashlib.sha256(image.convert("L").tobytes()).hexdigest()
+        w, h = image.size
+        lines = [Line(f"digest {digest[:16]}", 0.9, [[0, 0], [w, 0], [w, h // 2], [0, h // 2]]),
+                 Line(f"size {w}x{h}", 0.8, [[0, h // 2], [w, h // 2], [w, h], [0, h]])]
+        return PageResult.from_blocks([Block(lines)], width=w, height=h, engine=self.name)
+
+
+def create_engine(options: EngineOptions) -> DigestEngine:
+    return DigestEngine(float(os.environ.get("PAGERUNNER_FAKE_DELAY", "0")))
