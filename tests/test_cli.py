@@ -1,0 +1,132 @@
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from runner.lock import RunLock
+from runner.errors import OutputBusyError
+from tests.conftest import FAKE_ENGINE, REPO, run_cli, shared_dir
+
+
+def test_run_writes_tree_and_exit_0(corpus, tmp_path):
+    out = tmp_path / "out"
+    proc = run_cli("run", str(corpus), "-o", str(out), "--engine", FAKE_ENGINE)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""  # results go to files unless --jsonl -
+    records = [json.loads(l) for l in (out / "results.jsonl").read_text().splitlines()]
+    assert [(r["source"], r["page"]) for r in records] == [
+        ("alpha.pdf", 1), ("alpha.pdf", 2), ("alpha.pdf", 3), ("gamma.png", 1),
+        ("sub/beta.pdf", 1), ("sub/beta.pdf", 2), ("sub/multi.tif", 1), ("sub/multi.tif", 2),
+        ("sub/multi.tif", 3)]
+    for stem in ("alpha", "gamma", "sub/beta", "sub/multi"):
+        assert (out / f"{stem}.md").is_file() and (out / f"{stem}.txt").is_file()
+    assert "9 of 9 pages done" in proc.stderr
+
+
+def test_jsonl_to_stdout_for_pipelines(corpus, tmp_path):
+    out = tmp_path / "out"
+    proc = run_cli("run", str(corpus / "alpha.pdf"), "-o", str(out), "--engine", FAKE_ENGINE,
+                   "--jsonl", "-", "--quiet")
+    assert proc.returncode == 0
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 3 and all(json.loads(l)["schema"] == "pagerunner.page/1" for l in lines)
+    assert proc.stderr == ""
+
+
+def test_paths_from_stdin(corpus, tmp_path):
+    proc = run_cli("run", "-", "-o", str(tmp_path / "o"), "--engine", FAKE_ENGINE, "-q",
+                   input=f"{corpus / 'gamma.png'}\n{corpus / 'sub' / 'beta.pdf'}\n")
+    assert proc.returncode == 0
+    assert len((tmp_path / "o" / "results.jsonl").read_text().splitlines()) == 3
+
+
+def test_usage_errors_exit_2(tmp_path, corpus):
+    assert run_cli("run", str(tmp_path / "missing"), "-o", str(tmp_path / "o")).returncode == 2
+    assert run_cli("run", str(corpus), "-o", str(tmp_path / "o"), "--pages", "3-1").returncode == 2
+    assert run_cli("run", str(corpus), "-o", str(tmp_path / "o"), "--formats", "docx").returncode == 2
+    assert run_cli("run", str(corpus), "-o", str(tmp_path / "o"), "--engine", "nope").returncode == 2
+    assert run_cli("status", str(tmp_path / "nothing-here")).returncode == 2
+    assert not (tmp_path / "o" / "results.jsonl").exists()
+
+
+def test_some_pages_failed_exit_1_and_status(corpus, tmp_path):
+    (corpus / "zz-broken.pdf").write_bytes(b"%PDF-1.4\nnot really")
+    out = tmp_path / "out"
+    proc = run_cli("run", str(corpus), "-o", str(out), "--engine", FAKE_ENGINE)
+    assert proc.returncode == 1
+    assert "zz-broken.pdf: corrupt_pdf" in proc.stderr
+    status = run_cli("status", str(out), "--json")
+    data = json.loads(status.stdout)
+    assert data["pages"]["done"] == 9 and data["documents"]["failed"] == 1
+    assert data["failures"][0]["code"] == "corrupt_pdf"
+    human = run_cli("status", str(out))
+    assert "corrupt_pdf" in human.stderr and "pages" in human.stderr
+
+
+def test_second_run_on_same_output_refuses(corpus, tmp_path):
+    out = tmp_path / "out"
+    lock = RunLock(out / ".pagerunner")
+    lock.acquire()
+    try:
+        proc = run_cli("run", str(corpus), "-o", str(out), "--engine", FAKE_ENGINE)
+        assert proc.returncode == 3
+        assert "another pagerunner run" in proc.stderr and "pid" in proc.stderr
+    finally:
+        lock.release()
+
+
+def test_two_runs_at_once_never_process_a_page_twice(corpus, tmp_path):
+    out = tmp_path / "out"
+    env = {"PYTHONPATH": str(REPO), "PAGERUNNER_FAKE_DELAY": "0.2"}
+    cmd = [sys.executable, "-m", "runner", "run", str(corpus), "-o", str(out), "--engine", FAKE_ENGINE, "-q"]
+    procs = [subprocess.Popen(cmd, cwd=REPO, env={**__import__("os").environ, **env},
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    codes = sorted(p.wait(timeout=120) for p in procs)
+    assert codes == [0, 3]
+    lines = (out / "results.jsonl").read_text().splitlines()
+    assert len(lines) == 9
+
+
+def test_export_regenerates_outputs(corpus, tmp_path):
+    out = tmp_path / "out"
+    run_cli("run", str(corpus), "-o", str(out), "--engine", FAKE_ENGINE, "-q")
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file() and ".pagerunner" not in p.parts}
+    for path in before:
+        path.unlink()
+    proc = run_cli("export", str(out))
+    assert proc.returncode == 0
+    after = {p: p.read_bytes() for p in out.rglob("*") if p.is_file() and ".pagerunner" not in p.parts}
+    assert after == before
+
+
+def test_retry_with_password(eval_dir, tmp_path):
+    out = tmp_path / "out"
+    pdf = eval_dir / "edge" / "r6-user-password.pdf"
+    first = run_cli("run", str(pdf), "-o", str(out), "--engine", "textlayer")
+    assert first.returncode == 1 and "password_required" in first.stderr
+    second = run_cli("retry", str(out), "--password", "asdfzxcv")
+    assert second.returncode == 0, second.stderr
+    record = json.loads((out / "results.jsonl").read_text())
+    assert "pdf encryption test" in record["text"]
+    store_bytes = (out / ".pagerunner" / "store.sqlite").read_bytes()
+    assert b"asdfzxcv" not in store_bytes.replace(b"password: asdfzxcv", b"")
+    assert "asdfzxcv" not in second.stderr
+
+
+def test_textlayer_equals_pdf_text_layers(eval_dir, tmp_path):
+    sys.path.insert(0, str(eval_dir / "tools"))
+    from gt_normalize import normalize
+
+    out = tmp_path / "out"
+    proc = run_cli("run", str(eval_dir / "pdfs"), "-o", str(out), "--engine", "textlayer")
+    assert proc.returncode == 0, proc.stderr
+    records = [json.loads(l) for l in (out / "results.jsonl").read_text().splitlines()]
+    assert len(records) == 13
+    for record in records:
+        gt = eval_dir / "pdfs" / f"{Path(record['source']).stem}.p{record['page']:02d}.gt.txt"
+        expected = normalize(gt.read_text(encoding="utf-8"), cjk=True)
+        assert normalize(record["text"], cjk=True) == expected, record["source"]

@@ -1,0 +1,124 @@
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from outputs.files import write_atomic
+from outputs.jsonl import JsonlReadError, document_failure_line, jsonl_lines, read_jsonl
+from outputs.markdown import join_lines, markdown_document
+from outputs.model import Block, ErrorCode, Line, PageError, PageResult, Word
+from outputs.paths import output_path, safe_relative_stem
+from outputs.text import text_document
+
+SCHEMA = json.loads((Path(__file__).parents[1] / "outputs/schema/pagerunner.page.1.schema.json").read_text())
+BOX = [[0, 0], [10, 0], [10, 5], [0, 5]]
+
+
+def page(number: int, blocks: list[Block]) -> PageResult:
+    result = PageResult.from_blocks(blocks, width=100, height=50, engine="test", timings={"ocr": 0.5})
+    result.source, result.doc_id, result.page, result.dpi = "a/b.pdf", "d" * 64, number, 200.0
+    return result
+
+
+def sample_pages() -> list[PageResult]:
+    first = page(1, [Block([Line("Title", 0.99, BOX)]),
+                     Block([Line("A para-", 0.9, BOX, [Word("A", 0.9, BOX), Word("para-", 0.9, BOX)]),
+                            Line("graph here.", 0.9, BOX)])])
+    failed = PageResult.failed(source="a/b.pdf", doc_id="d" * 64, page=2, engine="test",
+                               error=PageError(ErrorCode.RENDER_FAILED, "cannot render page 2"))
+    return [first, failed]
+
+
+def test_jsonl_records_match_schema_and_round_trip():
+    lines = list(jsonl_lines(sample_pages()))
+    assert all(line.endswith("\n") and line.count("\n") == 1 for line in lines)
+    for line in lines:
+        record = json.loads(line)
+        jsonschema.validate(record, SCHEMA)
+        assert PageResult.from_dict(record).to_dict() == record
+    failure = json.loads(document_failure_line("x.pdf", "e" * 64, "ppocr", "corrupt_pdf", "bad"))
+    jsonschema.validate(failure, SCHEMA)
+    assert failure["page"] is None and failure["status"] == "failed"
+
+
+def test_schema_lists_every_error_code():
+    codes = SCHEMA["properties"]["error"]["oneOf"][1]["properties"]["code"]["enum"]
+    assert sorted(codes) == sorted(code.value for code in ErrorCode)
+
+
+def test_page_text_joins_blocks():
+    assert sample_pages()[0].text == "Title\n\nA para-\ngraph here."
+
+
+def test_markdown_paragraphs_and_failures():
+    md = "".join(markdown_document("a/b.pdf", sample_pages()))
+    assert md.startswith("# a/b.pdf\n")
+    assert "<!-- page 1 -->" in md and "\nTitle\n" in md
+    assert "A paragraph here." in md
+    assert "Page 2 failed** (render_failed)" in md
+
+
+def test_markdown_escapes_markup_at_line_start():
+    md = "".join(markdown_document("t", [page(1, [Block([Line("# not a heading", 1, BOX)]),
+                                                  Block([Line("<script>", 1, BOX)])])]))
+    assert "\\# not a heading" in md and "&lt;script>" in md
+
+
+def test_join_lines_cjk_and_hyphens():
+    assert join_lines(["中文第一行", "第二行"]) == "中文第一行第二行"
+    assert join_lines(["well-", "Known"]) == "well- Known"
+    assert join_lines(["exam-", "ple"]) == "example"
+
+
+def test_text_document_form_feeds():
+    assert "".join(text_document(sample_pages())) == "Title\n\nA para-\ngraph here.\n\f\n"
+
+
+def test_atomic_write_replaces_whole_file(tmp_path):
+    target = tmp_path / "x" / "out.txt"
+    write_atomic(target, ["a", "b"])
+    assert target.read_text() == "ab"
+
+    def failing():
+        yield "partial"
+        raise RuntimeError("crash mid-write")
+
+    with pytest.raises(RuntimeError):
+        write_atomic(target, failing())
+    assert target.read_text() == "ab"
+    assert [p.name for p in target.parent.iterdir()] == ["out.txt"]
+
+
+def test_read_jsonl_skips_torn_last_line_only(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"a": 1}\n{"b": 2}\n{"c":')
+    assert list(read_jsonl(path)) == [{"a": 1}, {"b": 2}]
+    path.write_text('{"a": 1}\nnot json\n{"b": 2}\n')
+    with pytest.raises(JsonlReadError):
+        list(read_jsonl(path))
+
+
+@pytest.mark.parametrize("relname,stem", [
+    ("a/b/scan 1.pdf", "a/b/scan 1"),
+    ("../../etc/passwd.pdf", "etc/passwd"),
+    ("/abs/x.png", "abs/x"),
+    (".hidden.pdf", "hidden"),
+    ("a\\..\\..\\b.pdf", "a/b"),
+    ("bad\udcff.pdf", "bad\ufffd"),
+])
+def test_safe_stems(relname, stem):
+    assert safe_relative_stem(relname) == stem
+
+
+def test_long_names_are_bounded_and_distinct(tmp_path):
+    a = safe_relative_stem("x" * 400 + "a.pdf")
+    b = safe_relative_stem("x" * 400 + "b.pdf")
+    assert a != b and all(len(part.encode()) <= 180 for part in a.split("/"))
+    assert output_path(tmp_path, a, ".md").parent == tmp_path
+
+
+def test_output_path_stays_inside(tmp_path):
+    assert output_path(tmp_path, "a/b", ".md") == tmp_path / "a" / "b.md"
+    with pytest.raises(ValueError):
+        output_path(tmp_path, "../x", ".md")

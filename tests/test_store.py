@@ -1,0 +1,89 @@
+import shutil
+
+from jobs.store import JobStore
+from runner.job import RunConfig, run_job
+from tests.conftest import FAKE_ENGINE, make_pdf
+
+
+def config(inputs, out, **kw):
+    return RunConfig(inputs=[str(i) for i in inputs], out_dir=out, engine=FAKE_ENGINE, executor="inline", **kw)
+
+
+def results(out):
+    return (out / "results.jsonl").read_text().splitlines()
+
+
+def test_rerun_does_not_redo_finished_pages(corpus, tmp_path):
+    out = tmp_path / "out"
+    first = run_job(config([corpus], out))
+    assert first.exit_code == 0 and first.pages_done == 9 and first.processed_now == 9
+    again = run_job(config([corpus], out))
+    assert again.processed_now == 0 and again.pages_done == 9
+
+
+def test_moved_file_recognised_by_content(corpus, tmp_path):
+    out = tmp_path / "out"
+    run_job(config([corpus], out))
+    shutil.move(corpus / "alpha.pdf", corpus / "sub" / "alpha-moved.pdf")
+    summary = run_job(config([corpus], out))
+    assert summary.processed_now == 0
+    store = JobStore(out)
+    names = {d.relname for d in store.documents()}
+    assert "sub/alpha-moved.pdf" in names and "alpha.pdf" not in names
+    assert (out / "sub" / "alpha-moved.md").exists()
+
+
+def test_changed_file_is_redone_and_supersedes(corpus, tmp_path):
+    out = tmp_path / "out"
+    run_job(config([corpus], out))
+    make_pdf(corpus / "alpha.pdf", 4, "alpha changed")
+    summary = run_job(config([corpus], out))
+    assert summary.processed_now == 4
+    records = [r for r in results(out) if '"source":"alpha.pdf"' in r]
+    assert len(records) == 4
+
+
+def test_new_files_are_added(corpus, tmp_path):
+    out = tmp_path / "out"
+    run_job(config([corpus], out))
+    make_pdf(corpus / "delta.pdf", 2, "delta")
+    assert run_job(config([corpus], out)).processed_now == 2
+
+
+def test_option_change_makes_new_documents(corpus, tmp_path):
+    out = tmp_path / "out"
+    run_job(config([corpus], out))
+    summary = run_job(config([corpus], out, dpi=100))
+    assert summary.processed_now == 9
+    assert len(results(out)) == 9  # the old-dpi records are superseded, not duplicated
+
+
+def test_page_selection(corpus, tmp_path):
+    from jobs.pageranges import PageRanges
+
+    out = tmp_path / "out"
+    summary = run_job(config([corpus / "alpha.pdf"], out, pages=PageRanges.parse("2-")))
+    assert summary.pages_total == 2
+    assert [r.count('"page":2') + r.count('"page":3') for r in results(out)] == [1, 1]
+
+
+def test_retry_requeues_failed(tmp_path, corpus):
+    out = tmp_path / "out"
+    (corpus / "broken.pdf").write_bytes(b"%PDF-1.4 garbage")
+    summary = run_job(config([corpus], out))
+    assert summary.exit_code == 1 and summary.documents_failed == 1
+    store = JobStore(out)
+    pages, docs = store.requeue_failed()
+    assert docs == 1
+    store.close()
+    make_pdf(corpus / "broken.pdf", 1, "fixed")  # the user repaired the file in place
+    again = run_job(config([corpus], out))
+    assert again.exit_code == 0
+
+
+def test_commit_is_one_transaction(tmp_path, corpus):
+    out = tmp_path / "out"
+    run_job(config([corpus], out))
+    store = JobStore(out)
+    rows = store.db.execute("SELECT state, result IS NOT NULL FROM pages").fetchall()
+    assert all(state == "done" and has for state, has in rows)
