@@ -10,6 +10,7 @@ import numpy as np
 
 from model_cache.hunyuan.graphs import GraphStore, to_mat, to_numpy
 from model_cache.hunyuan.kv_cache import KVCache
+from model_cache.hunyuan.kvcache_param import CACHE_OUT
 from model_cache.hunyuan.model_config import ModelConfig
 from model_cache.hunyuan.rope import Rope
 
@@ -23,7 +24,7 @@ class Decoder:
         self.rope_variant = rope_variant
         self.table = np.load(folder / "embed_tokens.npy", mmap_mode="r")
         self.rope = Rope(cfg.head_dim, cfg.rope_base, cfg.mrope_section)
-        self.cache = KVCache(cfg.layers)
+        self.cache = KVCache(cfg.layers, graphs.kv_allocator)
         self.delta = 0  # decode position offset from the token index
 
     def graph_names(self) -> list[str]:
@@ -71,7 +72,7 @@ class Decoder:
     def _layer(self, layer: int, x: ncnn.Mat, mask: ncnn.Mat, cos: ncnn.Mat, sin: ncnn.Mat) -> ncnn.Mat:
         name = f"dec_{layer}"
         inputs = {"in0": x, "in1": mask, "in2": cos, "in3": sin, **self.cache.inputs(layer)}
-        out, key, value = self.graphs.run(name, inputs, ["out0", "out_cache_k", "out_cache_v"])
+        out, key, value = self.graphs.run(name, inputs, ["out0", *CACHE_OUT], raw=CACHE_OUT)
         self.cache.update(layer, key, value)
         self.graphs.done(name)
         return out

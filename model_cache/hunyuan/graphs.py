@@ -4,7 +4,11 @@ Python traps this module exists to contain (all confirmed with ncnn 1.0.20261020
 - ncnn.Mat(ndarray) wraps without copying and without holding a reference: the array must stay
   alive in a named variable until .clone() has copied it.
 - Without opt.kvcache_allocator the SDPA cache is garbage; the allocator must outlive every Net
-  and every cache Mat, so one GraphStore owns it and closes nets before dropping it.
+  and every cache Mat, so it is the last attribute of every holder (attributes are released in
+  order) and close() drops nets first.
+- extract(name) (type 0) returns a converted copy of a blob; for the KV cache that copy loses
+  the cache's capacity stride and the next step reads scrambled keys. Caches are extracted raw
+  (type 1), which hands back SDPA's own Mat to be grown in place.
 """
 
 from __future__ import annotations
@@ -41,8 +45,8 @@ class GraphStore:
         self.folder = folder
         self.settings = settings
         self.resident = resident
-        self.kv_allocator = ncnn.UnlockedPoolAllocator()
         self._nets: dict[str, ncnn.Net] = {}
+        self.kv_allocator = ncnn.UnlockedPoolAllocator()
 
     def net(self, name: str) -> ncnn.Net:
         net = self._nets.get(name)
@@ -60,13 +64,15 @@ class GraphStore:
         for name in names:
             self.net(name)
 
-    def run(self, name: str, inputs: dict[str, ncnn.Mat], outputs: list[str]) -> list[ncnn.Mat]:
+    def run(self, name: str, inputs: dict[str, ncnn.Mat], outputs: list[str],
+            raw: tuple[str, ...] = ()) -> list[ncnn.Mat]:
+        """Run graph `name`; blobs listed in `raw` come back unconverted (KV caches)."""
         ex = self.net(name).create_extractor()
         for blob, mat in inputs.items():
             ex.input(blob, mat)
         results = []
         for blob in outputs:
-            ret, mat = ex.extract(blob)
+            ret, mat = ex.extract(blob, 1 if blob in raw else 0)
             if ret != 0:
                 raise RuntimeError(f"ncnn graph {name}: extracting {blob} failed ({ret})")
             results.append(mat)

@@ -10,9 +10,10 @@ import ncnn
 
 
 class KVCache:
-    def __init__(self, layers: int):
+    def __init__(self, layers: int, allocator: ncnn.Allocator):
         self.layers = layers
         self.reset()
+        self.allocator = allocator  # set last: released after the cache Mats it allocated
 
     def reset(self) -> None:
         self.keys: list[ncnn.Mat] = [ncnn.Mat() for _ in range(self.layers)]
