@@ -55,8 +55,10 @@ class PagerunnerTool:
             self.engine = create_engine(engine, EngineOptions(threads=threads))
         except EngineError as exc:
             raise ToolUnavailable(str(exc)) from None
+        from runner import __version__
+
         self.name = f"pagerunner {engine}"
-        self.description = (f"pagerunner {_dist_version('pagerunner')} engine `{engine}` "
+        self.description = (f"pagerunner {__version__} engine `{engine}` "
                             f"({self.engine.name}, ncnn {_dist_version('ncnn')}, {threads} threads)")
 
     def ocr(self, image: Image.Image, kind: str, cjk: bool, dpi: float | None) -> str:

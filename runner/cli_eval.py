@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -18,7 +19,7 @@ from rich.console import Console
 
 from jobs.expand import ExpandOptions, InputError, expand_inputs
 from jobs.pageranges import PageRangeError, PageRanges
-from jobs.sources import DEFAULT_DPI
+from jobs.sources import DEFAULT_DPI, DEFAULT_MAX_PIXELS
 from model_cache.engine import EngineError
 from model_cache.manifest import ModelVerificationError
 from runner.errors import ExitCode
@@ -34,21 +35,32 @@ _CJK_MODES = {"auto": None, "always": True, "never": False}
 
 
 def eval_command(
-    inputs: Annotated[list[str], typer.Argument(help="PDFs, images or folders (as for `run`).")],
+    inputs: Annotated[list[str], typer.Argument(
+        help="PDFs, images, folders, globs, '-' (paths on stdin) or @list.txt, as for `run`.")],
     gt: Annotated[Optional[Path], typer.Option(
         "--gt", help="Folder of ground truth: <name>.gt.txt per image, <name>.pNN.gt.txt per PDF "
                      "page, mirroring the input folders (also looked for beside each input).")] = None,
     against_text_layer: Annotated[bool, typer.Option(
         "--against-text-layer", help="Compare the OCR of each rendered PDF page with the page's own "
                                      "text layer (born-digital PDFs; no ground truth needed).")] = False,
-    engine: Annotated[str, typer.Option(help="OCR engine, as for `run`.")] = "ppocr",
+    engine: Annotated[str, typer.Option(help="ppocr | hunyuan | textlayer | module:factory")] = "ppocr",
+    pages: Annotated[Optional[str], typer.Option(help="Pages per document, e.g. 1-3,7,10-")] = None,
     dpi: Annotated[float, typer.Option(help="Render resolution for PDF pages.")] = DEFAULT_DPI,
+    password: Annotated[Optional[str], typer.Option(help="Password for encrypted PDFs.")] = None,
+    passwords_file: Annotated[Optional[Path], typer.Option(
+        help="File of passwords, one per line, tried in turn.")] = None,
+    text_layer: Annotated[str, typer.Option(
+        help="As for `run`: ignore (OCR every page) or auto (use real text layers).")] = "ignore",
     threads: Annotated[int, typer.Option(min=1, help="Threads for the engine.")] = 2,
-    device: Annotated[str, typer.Option(help="cpu or gpu (ncnn Vulkan).")] = "cpu",
+    device: Annotated[str, typer.Option(help="cpu | gpu (ncnn Vulkan)")] = "cpu",
     model_dir: Annotated[Optional[Path], typer.Option(help="A model folder with manifest.json.")] = None,
-    pages: Annotated[Optional[str], typer.Option(help="Pages to score, e.g. 1-3,7,10-.")] = None,
-    password: Annotated[Optional[list[str]], typer.Option(
-        help="Password for encrypted PDFs (repeatable).")] = None,
+    max_new_tokens: Annotated[Optional[int], typer.Option(help="hunyuan: decode limit per page.")] = None,
+    low_memory: Annotated[bool, typer.Option(help="hunyuan: load decoder layers in turn.")] = False,
+    max_pixels: Annotated[int, typer.Option(
+        help="Render pages larger than this downscaled (and say so).")] = DEFAULT_MAX_PIXELS,
+    include: Annotated[list[str], typer.Option(help="Glob of files to take from folders.")] = [],
+    exclude: Annotated[list[str], typer.Option(help="Glob of files to skip.")] = [],
+    recursive: Annotated[bool, typer.Option(help="Walk folders recursively.")] = True,
     min_chars: Annotated[int, typer.Option(
         min=0, help="Skip pages whose reference has fewer non-space characters.")] = 20,
     cjk: Annotated[str, typer.Option(
@@ -60,11 +72,19 @@ def eval_command(
         help="Exit with status 1 when the overall CER is above this (for CI).")] = None,
 ) -> None:
     """Measure OCR accuracy (CER, WER, bag-of-characters F1) against ground truth or a PDF's text layer."""
-    console = Console(stderr=True)
-    options = _options(gt, against_text_layer, engine, dpi, threads, device, model_dir, pages,
-                       password, min_chars, cjk)
+    console = Console(stderr=True, highlight=False)
+    if text_layer not in ("ignore", "auto"):
+        _usage(console, "--text-layer must be ignore or auto for eval")
+    options = _options(console, gt, against_text_layer, engine, dpi, threads, device, model_dir,
+                       pages, min_chars, cjk)
+    options = replace(options, passwords=_passwords(console, password, passwords_file),
+                      max_pixels=max_pixels, text_layer=text_layer,
+                      engine_extra=_engine_extra(max_new_tokens, low_memory))
+    if against_text_layer and text_layer != "ignore":
+        _usage(console, "--against-text-layer OCRs every page: leave --text-layer at ignore")
+    expand = ExpandOptions(recursive=recursive, include=tuple(include), exclude=tuple(exclude))
     try:
-        files = expand_inputs(inputs, ExpandOptions())
+        files = expand_inputs(inputs, expand)
     except InputError as exc:
         _usage(console, str(exc))
     if not files:
@@ -76,10 +96,9 @@ def eval_command(
     raise typer.Exit(int(_exit_code(result, max_cer, console)))
 
 
-def _options(gt: Path | None, against_text_layer: bool, engine: str, dpi: float, threads: int,
-             device: str, model_dir: Path | None, pages: str | None, password: list[str] | None,
-             min_chars: int, cjk: str) -> EvalOptions:
-    console = Console(stderr=True)
+def _options(console: Console, gt: Path | None, against_text_layer: bool, engine: str, dpi: float,
+             threads: int, device: str, model_dir: Path | None, pages: str | None, min_chars: int,
+             cjk: str) -> EvalOptions:
     if gt is not None and against_text_layer:
         _usage(console, "choose either --gt or --against-text-layer, not both")
     if gt is not None and not gt.is_dir():
@@ -96,7 +115,27 @@ def _options(gt: Path | None, against_text_layer: bool, engine: str, dpi: float,
         _usage(console, f"--pages: {exc}")
     return EvalOptions(engine=engine, dpi=dpi, threads=threads, device=device, model_dir=model_dir,
                        pages=ranges, gt_dir=gt, against_text_layer=against_text_layer,
-                       min_chars=min_chars, passwords=tuple(password or ()), cjk=_CJK_MODES[cjk])
+                       min_chars=min_chars, cjk=_CJK_MODES[cjk])
+
+
+def _passwords(console: Console, password: str | None, passwords_file: Path | None) -> tuple[str, ...]:
+    found = [password] if password else []
+    if passwords_file is not None:
+        try:
+            lines = passwords_file.read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            _usage(console, f"cannot read --passwords-file: {exc.strerror or exc}")
+        found.extend(line.rstrip("\r") for line in lines if line.strip())
+    return tuple(found)
+
+
+def _engine_extra(max_new_tokens: int | None, low_memory: bool) -> tuple[tuple[str, str], ...]:
+    extra: list[tuple[str, str]] = []
+    if max_new_tokens is not None:
+        extra.append(("max_new_tokens", str(max_new_tokens)))
+    if low_memory:
+        extra.append(("low_memory", "1"))
+    return tuple(extra)
 
 
 def _run(files, options: EvalOptions, console: Console) -> EvalResult:

@@ -16,7 +16,7 @@ from outputs.model import Block, Line, PageResult
 from runner.evaluation.evaluate import EvalOptions, evaluate
 from runner.evaluation.report import to_json
 
-from _eval_shared import eval_kit
+from tests._eval_shared import eval_kit
 
 PAGE_TEXT = "The quick brown fox jumps over the lazy dog"
 

@@ -12,7 +12,7 @@ from runner.evaluation.diff import aligned_diff, hunk_lines
 from runner.evaluation.metrics import (bag_f1, cer, cjk_share, is_cjk_text, levenshtein, normalize,
                                        score_text, tokenize_words)
 
-from _eval_shared import eval_kit, reference_normalizer
+from tests._eval_shared import eval_kit, reference_normalizer
 
 
 def _dp_distance(a, b) -> int:

@@ -18,6 +18,7 @@ from jobs.pageranges import ALL_PAGES, PageRanges
 from jobs.sources import (DEFAULT_DPI, DEFAULT_MAX_PIXELS, DocumentSource, RenderOptions,
                           SourceError, open_source)
 from model_cache.engine import Engine, EngineOptions
+from model_cache.textlayer import TextLayer
 from runner.evaluation.groundtruth import GroundTruthFinder, GroundTruthFiles, read_ground_truth
 from runner.evaluation.metrics import Counts, TextScore, non_space_length, score_text
 
@@ -46,6 +47,8 @@ class EvalOptions:
     min_chars: int = MIN_REFERENCE_CHARS
     passwords: tuple[str, ...] = ()
     max_pixels: int = DEFAULT_MAX_PIXELS
+    engine_extra: tuple[tuple[str, str], ...] = ()
+    text_layer: str = "ignore"  # as `run --text-layer`: "ignore" OCRs every page, "auto" uses real text layers
     cjk: bool | None = None  # None: decide per page from the reference's share of CJK characters
 
     @property
@@ -141,7 +144,7 @@ def _engine(options: EvalOptions, create_engine: EngineFactory) -> Engine | None
     if options.engine == TEXT_LAYER_ENGINE:
         return None
     engine_options = EngineOptions(threads=options.threads, device=options.device,
-                                   model_dir=options.model_dir)
+                                   model_dir=options.model_dir, extra=options.engine_extra)
     return create_engine(options.engine, engine_options)
 
 
@@ -243,19 +246,25 @@ def _page_texts(source: DocumentSource, number: int, gt_path: Path | None, optio
         raise _Skip(SKIP_NO_TEXT_LAYER if layer.nonspace_chars == 0 else SKIP_LITTLE_TEXT)
     if layer.bad_chars > MAX_BAD_GLYPH_SHARE * layer.nonspace_chars:
         raise _Skip(SKIP_BAD_TEXT_LAYER)
-    reference = "\n".join(line.text for line in layer.lines)
+    reference = _layer_text(layer)
     assert engine is not None  # the CLI refuses --against-text-layer with the textlayer engine
     return reference, engine.ocr(rendered.image).text, list(rendered.warnings)
 
 
 def _hypothesis(source: DocumentSource, number: int, options: EvalOptions, engine: Engine | None,
                 warnings: list[str]) -> str:
-    want_layer = engine is None
-    rendered = source.render(number, RenderOptions(dpi=options.dpi, max_pixels=options.max_pixels,
-                                                   want_image=not want_layer,
-                                                   want_text_layer=want_layer))
+    """The page's text as `run` would produce it with the same engine and --text-layer mode."""
+    if engine is None or (options.text_layer == "auto" and source.kind == "pdf"):
+        probe = source.render(number, RenderOptions(dpi=options.dpi, max_pixels=options.max_pixels,
+                                                    want_image=False, want_text_layer=True))
+        layer = probe.text_layer
+        if engine is None or (layer is not None and layer.is_real):
+            warnings.extend(probe.warnings)
+            return _layer_text(layer)
+    rendered = source.render(number, RenderOptions(dpi=options.dpi, max_pixels=options.max_pixels))
     warnings.extend(rendered.warnings)
-    if engine is None:
-        layer = rendered.text_layer
-        return "\n".join(line.text for line in layer.lines) if layer is not None else ""
     return engine.ocr(rendered.image).text
+
+
+def _layer_text(layer: TextLayer | None) -> str:
+    return "\n".join(line.text for line in layer.lines) if layer is not None else ""
