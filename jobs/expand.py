@@ -32,6 +32,14 @@ class InputFile:
     relname: str  # name relative to its input root, '/'-separated; used for output names
     explicit: bool = False  # named directly on the command line (not found by walking a folder)
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "relname", printable_name(self.relname))
+
+
+def printable_name(name: str) -> str:
+    """A file name that is not valid UTF-8 keeps its undecodable bytes visible as \\xNN escapes."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
 
 @dataclass(frozen=True)
 class ExpandOptions:
@@ -53,7 +61,33 @@ def expand_inputs(args: Iterable[str], options: ExpandOptions = ExpandOptions(),
             if key not in seen:
                 seen.add(key)
                 found.append(item)
-    return found
+    return _distinct_names(found)
+
+
+def _distinct_names(found: list[InputFile]) -> list[InputFile]:
+    """Two inputs with one relative name (x.pdf from two folders) get longer names from their paths."""
+    groups: dict[str, list[int]] = {}
+    for index, item in enumerate(found):
+        groups.setdefault(item.relname, []).append(index)
+    result = list(found)
+    taken = set(groups)
+    for relname, indexes in groups.items():
+        if len(indexes) < 2:
+            continue
+        depth = relname.count("/") + 2
+        while True:
+            names = ["/".join(found[i].path.parts[-depth:]) for i in indexes]
+            longest = all(depth >= len(found[i].path.parts) for i in indexes)
+            if len(set(names)) == len(names) and (longest or not (set(names) & (taken - {relname}))):
+                break
+            if longest:
+                names = [f"{name}~{n}" for n, name in enumerate(names, 1)]
+                break
+            depth += 1
+        for i, name in zip(indexes, names):
+            result[i] = InputFile(found[i].path, name.lstrip("/"), found[i].explicit)
+            taken.add(name)
+    return result
 
 
 def _arguments(args: Iterable[str], stdin: TextIO | None) -> Iterable[str]:

@@ -8,6 +8,7 @@ Every other file in OUT is regenerated from here (`pagerunner export`).
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
 from contextlib import contextmanager
@@ -64,7 +65,7 @@ class DocumentRecord:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> "DocumentRecord":
-        return cls(row["doc_id"], row["sha256"], row["size"], row["path"], row["relname"], row["stem"],
+        return cls(row["doc_id"], row["sha256"], row["size"], path_from_db(row["path"]), row["relname"], row["stem"],
                    row["kind"], row["page_count"], row["state"], row["error_code"],
                    row["error_message"], json.loads(row["options"]))
 
@@ -77,6 +78,19 @@ class PageTask:
     relname: str
     kind: str | None
     options: dict[str, Any]
+
+
+def path_to_db(path: str) -> str | bytes:
+    """File paths that are not valid UTF-8 are stored as their raw bytes (SQLite TEXT must be UTF-8)."""
+    try:
+        path.encode("utf-8")
+        return path
+    except UnicodeEncodeError:
+        return os.fsencode(path)
+
+
+def path_from_db(value: str | bytes) -> str:
+    return os.fsdecode(value) if isinstance(value, bytes) else value
 
 
 def store_path(out_dir: Path) -> Path:
@@ -175,10 +189,11 @@ class JobStore:
                     if state == "superseded":  # a name it had before: bring it back
                         state = "ready" if known.page_count is not None else "new"
                     db.execute("UPDATE documents SET path=?, relname=?, stem=?, state=?, updated_at=? "
-                               "WHERE doc_id=?", (doc.path, doc.relname, stem, state, now, doc.doc_id))
+                               "WHERE doc_id=?", (path_to_db(doc.path), doc.relname, stem, state, now,
+                                                  doc.doc_id))
                 elif known.path != doc.path:
                     db.execute("UPDATE documents SET path=?, updated_at=? WHERE doc_id=?",
-                               (doc.path, now, doc.doc_id))
+                               (path_to_db(doc.path), now, doc.doc_id))
             else:
                 self._supersede_name(db, doc.relname, doc.doc_id)
                 stem = self._free_stem(db, doc.stem, doc.relname, doc.doc_id)
@@ -186,7 +201,7 @@ class JobStore:
                     "INSERT INTO documents (doc_id, sha256, size, path, relname, stem, kind, page_count,"
                     " state, error_code, error_message, options, added_at, updated_at)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?, NULL, 'new', NULL, NULL, ?, ?, ?)",
-                    (doc.doc_id, doc.sha256, doc.size, doc.path, doc.relname, stem, doc.kind,
+                    (doc.doc_id, doc.sha256, doc.size, path_to_db(doc.path), doc.relname, stem, doc.kind,
                      json.dumps(doc.options, sort_keys=True), now, now))
         stored = self.document(doc.doc_id)
         assert stored is not None
@@ -233,7 +248,7 @@ class JobStore:
             "SELECT p.doc_id, p.page, d.path, d.relname, d.kind, d.options FROM pages p "
             "JOIN documents d ON d.doc_id = p.doc_id "
             "WHERE p.state = 'pending' AND d.state = 'ready' ORDER BY d.stem, p.page").fetchall()
-        return [PageTask(r["doc_id"], r["page"], r["path"], r["relname"], r["kind"],
+        return [PageTask(r["doc_id"], r["page"], path_from_db(r["path"]), r["relname"], r["kind"],
                          json.loads(r["options"])) for r in rows]
 
     def claim(self, doc_id: str, page: int, run_id: int) -> None:

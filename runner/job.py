@@ -7,6 +7,7 @@ do the page work and hand results back; each result is committed before anything
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import signal
@@ -84,6 +85,10 @@ class RunConfig:
             raise UsageError("--max-pixels must be at least 100000")
         if self.device not in ("cpu", "gpu"):
             raise UsageError("--device must be cpu or gpu")
+        if self.page_timeout is not None and self.page_timeout <= 0:
+            raise UsageError("--page-timeout must be a positive number of seconds")
+        if self.page_timeout and self.executor == "inline":
+            raise UsageError("--page-timeout needs worker processes (--executor process or ray)")
 
 
 @dataclass
@@ -208,7 +213,7 @@ def _register(store: JobStore, config: RunConfig, inputs: list[InputFile], repor
         try:
             sha, size = file_sha256(item.path)
         except OSError as exc:
-            sha, size = f"unreadable:{item.path}", 0
+            sha, size = "unreadable:" + hashlib.sha256(os.fsencode(item.path)).hexdigest(), 0
             error = (ErrorCode.FILE_UNREADABLE, f"cannot read file: {exc.strerror or exc}")
         else:
             error = None

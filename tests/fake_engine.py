@@ -1,13 +1,15 @@
 """A deterministic image engine for runner tests: its text is a digest of the page's pixels.
 
 Used through the plugin form `--engine tests.fake_engine:create_engine`; the delay (env
-PAGERUNNER_FAKE_DELAY, seconds) gives SIGKILL tests time to strike mid-run.
+PAGERUNNER_FAKE_DELAY, seconds) gives SIGKILL tests time to strike mid-run, and the
+PAGERUNNER_FAKE_{HANG,CRASH,RAISE}_WIDTH variables make pages of one width hang, crash or raise.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import signal
 import time
 
 from PIL import Image
@@ -24,6 +26,13 @@ class DigestEngine:
 
     def ocr(self, image: Image.Image) -> PageResult:
         time.sleep(self.delay)
+        # Fault injection for reliability tests: a page of a chosen width hangs or kills the process.
+        if image.width == int(os.environ.get("PAGERUNNER_FAKE_HANG_WIDTH", "-1")):
+            time.sleep(3600)
+        if image.width == int(os.environ.get("PAGERUNNER_FAKE_CRASH_WIDTH", "-1")):
+            os.kill(os.getpid(), signal.SIGSEGV)
+        if image.width == int(os.environ.get("PAGERUNNER_FAKE_RAISE_WIDTH", "-1")):
+            raise RuntimeError("engine bug on this page")
         digest = hashlib.sha256(image.convert("L").tobytes()).hexdigest()
         w, h = image.size
         lines = [Line(f"digest {digest[:16]}", 0.9, [[0, 0], [w, 0], [w, h // 2], [0, h // 2]]),

@@ -101,3 +101,19 @@ def test_fuzz_input_lists(tmp_path, lines):
         expand_inputs([f"@{listing}"])
     except InputError:
         pass
+
+
+def test_same_name_in_two_folders_stays_separate(tmp_path):
+    a = touch(tmp_path / "one" / "x.pdf")
+    b = touch(tmp_path / "two" / "x.pdf")
+    found = expand_inputs([str(a), str(b)])
+    assert [f.relname for f in found] == ["one/x.pdf", "two/x.pdf"]
+    found = expand_inputs([str(tmp_path / "one"), str(tmp_path / "two")])
+    assert [f.relname for f in found] == ["one/x.pdf", "two/x.pdf"]
+
+
+def test_non_utf8_names(tmp_path):
+    name = os.fsdecode(b"scan-\xff.png")
+    touch(tmp_path / "in" / name)
+    found = expand_inputs([str(tmp_path / "in")])
+    assert len(found) == 1 and found[0].path.exists()
