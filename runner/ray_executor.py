@@ -5,9 +5,10 @@ holding a PageWorker (engine loaded once). A document's bytes are put into Ray's
 once and shared by all its pages, so workers need no shared filesystem; the reference is dropped
 when the document's last page in flight is back. At most `depth` pages are in flight per actor.
 
-Faults: an actor that dies mid-page is replaced and its pages go to the retry queue; the page it
-was working on (the oldest it held) is failed (engine_failed) after killing actors twice. A page
-that runs past `page_timeout` is failed (page_timeout) and its actor killed and replaced.
+Faults: an actor that dies mid-page is replaced and its unfinished pages are retried, alone, on
+another actor; a page that was on two dying actors is failed (engine_failed) so the batch goes on.
+A page that runs past `page_timeout` is failed (page_timeout) and its actor killed and replaced.
+The driver dying leaves the store as the local executors do: a rerun resumes.
 
 Ray is optional (`pip install 'pagerunner[ray]'`) and imported only when this executor runs.
 """
@@ -21,6 +22,7 @@ import sys
 import threading
 import time
 from collections import deque
+from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,14 +51,18 @@ def import_ray() -> Any:
 class PageActor:
     """One PageWorker. Two calls run at once: the next page renders while this one is recognised.
 
-    PDFium is touched from one dedicated thread only; recognition is serialised by a lock.
+    PDFium is touched from one dedicated thread only. Calls carry the driver's sequence number and
+    both steps take their turn in that order, so the page the driver sees as oldest is the one
+    being recognised (which makes timeouts and crash blame point at the right page).
     """
 
     def __init__(self, config: WorkerConfig):
         _quiet_stdout()
         self.worker = PageWorker(config)
         self._renderer = ThreadPoolExecutor(1, thread_name_prefix="render")
-        self._recognising = threading.Lock()
+        self._turns = threading.Condition()
+        self._render_turn = 0
+        self._recognise_turn = 0
         self._doc_id: str | None = None
         self._data: bytes | None = None
 
@@ -68,15 +74,28 @@ class PageActor:
             return str(exc)
         return None
 
-    def process(self, task: PageTask, data: list) -> tuple[str, Any]:
+    def process(self, seq: int, task: PageTask, data: list) -> tuple[str, Any]:
         # `data` is [ObjectRef | None]: wrapped in a list so Ray does not copy the bytes into
         # every call; they are fetched once per document instead.
-        rendered = self._renderer.submit(self._render, task, data[0]).result()
-        with self._recognising:
+        with self._turn("_render_turn", seq):
+            future = self._renderer.submit(self._render, task, data[0])
+        with self._turn("_recognise_turn", seq):
+            rendered = future.result()
             try:
                 return "result", self.worker.recognise(rendered)
             except FatalWorkerError as exc:
                 return "fatal", str(exc)
+
+    @contextmanager
+    def _turn(self, name: str, seq: int) -> Iterator[None]:
+        with self._turns:
+            self._turns.wait_for(lambda: getattr(self, name) == seq)
+        try:
+            yield
+        finally:
+            with self._turns:
+                setattr(self, name, seq + 1)
+                self._turns.notify_all()
 
     def _render(self, task: PageTask, ref: Any) -> Rendered:
         if task.doc_id != self._doc_id:
@@ -113,6 +132,8 @@ class _Slot:
     created: float
     in_flight: list[_Call] = field(default_factory=list)  # in submission order
     head_since: float = 0.0
+    sent: int = 0  # sequence number of the next call
+    solo: bool = False  # holds a suspect page, alone
 
 
 class _Documents:
@@ -169,21 +190,23 @@ class RayExecutor:
         self.cpus_per_worker = max(1, int(config.engine_options.threads or 1))
         self.ray: Any = None
         self._actor_class: Any = None
+        self.slots: list[_Slot] = []  # the live pool (tests and diagnostics look at it)
+        self.restarts = 0
 
     # --- lifecycle -------------------------------------------------------------------------
 
     def run(self, tasks: Iterator[PageTask], stop: threading.Event) -> Iterator[PageResult]:
         self.ray = import_ray()
         owns = self._connect()
-        slots: list[_Slot] = []
+        self.slots = []
         try:
             self._actor_class = self.ray.remote(num_cpus=self.cpus_per_worker, num_gpus=self.gpus_per_worker,
                                                 max_concurrency=2, max_restarts=0)(PageActor)
-            slots = [self._new_slot() for _ in range(self.workers)]
-            self._await_start(slots)
-            yield from _Loop(self, slots, iter(tasks), stop).run()
+            self.slots = [self._new_slot() for _ in range(self.workers)]
+            self._await_start(self.slots)
+            yield from _Loop(self, self.slots, iter(tasks), stop).run()
         finally:
-            for slot in slots:
+            for slot in self.slots:
                 self._kill(slot)
             if owns:
                 self.ray.shutdown()
@@ -242,11 +265,17 @@ class RayExecutor:
 
     def replace(self, slot: _Slot) -> _Slot:
         self._kill(slot)
+        self.restarts += 1
         return self._new_slot()
 
 
 class _Loop:
-    """The driver loop of one run: fill actors, wait for the next reply, handle faults."""
+    """The driver loop of one run: fill actors, wait for the next reply, handle faults.
+
+    Crash blame: when an actor dies, every page it had not finished counts one crash and becomes a
+    suspect; suspects are retried alone on an actor, so a second crash names its page for sure.
+    A page is failed (engine_failed) at its second crash.
+    """
 
     def __init__(self, executor: RayExecutor, slots: list[_Slot], source: Iterator[PageTask],
                  stop: threading.Event):
@@ -256,7 +285,8 @@ class _Loop:
         self.source = source
         self.stop = stop
         self.exhausted = False
-        self.retry: deque[PageTask] = deque()
+        self.retry: deque[PageTask] = deque()  # innocent pages to redo (their actor was replaced)
+        self.suspects: deque[PageTask] = deque()  # pages that were on an actor when it died
         self.crashes: dict[tuple[str, int], int] = {}
         self.calls: dict[Any, _Call] = {}
         self.docs = _Documents(self.ray)
@@ -265,26 +295,37 @@ class _Loop:
         while True:
             if not self.stop.is_set():
                 self._fill()
-            if not self.calls and (self.stop.is_set() or (self.exhausted and not self.retry)):
+            if not self.calls and (self.stop.is_set() or not self._work_left()):
                 return
             starting = {s.ready: s for s in self.slots if s.ready is not None}
             self._check_starting(starting)
-            ready, _ = self.ray.wait([*self.calls, *starting], num_returns=1, timeout=self._wait_timeout())
+            waiting = [*self.calls, *starting]
+            if not waiting:
+                return  # unreachable while slots live: an idle ready slot would have been fed
+            ready, _ = self.ray.wait(waiting, num_returns=1, timeout=self._wait_timeout())
             for ref in ready:
                 if ref in starting:
                     self._on_started(starting[ref])
-                else:
-                    yield from self._on_reply(self.calls.pop(ref))
+                elif ref in self.calls:
+                    yield from self._on_reply(self.calls[ref])
             yield from self._check_timeouts()
+
+    def _work_left(self) -> bool:
+        return bool(self.retry or self.suspects or not self.exhausted)
 
     # --- feeding ---------------------------------------------------------------------------
 
     def _fill(self) -> None:
         for slot in self.slots:
-            while slot.ready is None and len(slot.in_flight) < self.ex.depth:
+            if slot.ready is not None or slot.solo:
+                continue
+            if self.suspects and not slot.in_flight:
+                self._submit(slot, self.suspects.popleft(), solo=True)
+                continue
+            while len(slot.in_flight) < self.ex.depth:
                 task = self._next_task()
                 if task is None:
-                    return
+                    break
                 self._submit(slot, task)
 
     def _next_task(self) -> PageTask | None:
@@ -296,8 +337,10 @@ class _Loop:
         self.exhausted = task is None
         return task
 
-    def _submit(self, slot: _Slot, task: PageTask) -> None:
-        ref = slot.actor.process.remote(task, [self.docs.acquire(task)])
+    def _submit(self, slot: _Slot, task: PageTask, solo: bool = False) -> None:
+        ref = slot.actor.process.remote(slot.sent, task, [self.docs.acquire(task)])
+        slot.sent += 1
+        slot.solo = solo
         if not slot.in_flight:
             slot.head_since = time.monotonic()
         call = _Call(task, ref, slot)
@@ -323,28 +366,48 @@ class _Loop:
             raise EngineUnavailable(payload)
         self._forget(call)
         slot.head_since = time.monotonic()
+        slot.solo = False
         yield payload
         if self.stop.is_set():
             self._abandon(slot)  # its other pages are released by the driver
 
     def _on_actor_died(self, slot: _Slot, message: str) -> Iterator[PageResult]:
+        finished, lost = self._salvage(slot)
+        yield from finished
+        if self.stop.is_set():
+            return  # the driver releases the lost pages; no need for a new actor
+        self._replace(slot)
+        for task in lost:
+            failed = self._count_crash(task, message)
+            if failed is not None:
+                yield failed
+
+    def _salvage(self, slot: _Slot) -> tuple[list[PageResult], list[PageTask]]:
+        """Results the actor sent before it died, and the pages it took down with it."""
         calls = list(slot.in_flight)
         for call in calls:
             self._forget(call)
-        self._replace(slot)
-        if self.stop.is_set() or not calls:
-            return
-        self.retry.extendleft(reversed([c.task for c in calls[1:]]))
-        failed = self._count_crash(calls[0].task, message)
-        if failed is not None:
-            yield failed
+        done, _ = self.ray.wait([c.ref for c in calls], num_returns=len(calls), timeout=0)
+        finished: list[PageResult] = []
+        lost: list[PageTask] = []
+        for call in calls:
+            try:
+                kind, payload = self.ray.get(call.ref) if call.ref in done else ("lost", None)
+            except self.ray.exceptions.RayError:
+                kind, payload = "lost", None
+            if kind == "result":
+                finished.append(payload)
+            else:
+                lost.append(call.task)
+        return finished, lost
 
     def _count_crash(self, task: PageTask, message: str) -> PageResult | None:
         key = (task.doc_id, task.page)
         self.crashes[key] = self.crashes.get(key, 0) + 1
         if self.crashes[key] >= MAX_CRASHES_PER_PAGE:
-            return _failed(task, self.ex.config.engine, ErrorCode.ENGINE_FAILED, message)
-        self.retry.appendleft(task)
+            return _failed(task, self.ex.config.engine, ErrorCode.ENGINE_FAILED,
+                           f"{message} (twice on this page)")
+        self.suspects.append(task)
         return None
 
     def _on_started(self, slot: _Slot) -> None:
@@ -382,14 +445,15 @@ class _Loop:
         for slot in list(self.slots):
             if not slot.in_flight or now - slot.head_since <= timeout:
                 continue
-            calls = list(slot.in_flight)
-            for call in calls:
-                self._forget(call)
-            self._replace(slot)
+            finished, lost = self._salvage(slot)
+            yield from finished
             if self.stop.is_set():
                 continue
-            self.retry.extendleft(reversed([c.task for c in calls[1:]]))
-            yield _failed(calls[0].task, self.ex.config.engine, ErrorCode.PAGE_TIMEOUT,
+            self._replace(slot)
+            if not lost:
+                continue
+            self.retry.extendleft(reversed(lost[1:]))
+            yield _failed(lost[0], self.ex.config.engine, ErrorCode.PAGE_TIMEOUT,
                           f"page took longer than --page-timeout {timeout:g} s")
 
     # --- bookkeeping -------------------------------------------------------------------------
@@ -399,6 +463,8 @@ class _Loop:
         if call in call.slot.in_flight:
             call.slot.in_flight.remove(call)
             self.docs.release(call.task)
+        if not call.slot.in_flight:
+            call.slot.solo = False
 
     def _abandon(self, slot: _Slot) -> None:
         for call in list(slot.in_flight):
