@@ -284,3 +284,23 @@ def test_fuzz_jsonl_reader_round_trip(tmp_path, objects):
     path = tmp_path / "ok.jsonl"
     path.write_text("".join(json.dumps(o) + "\n" for o in objects))
     assert list(read_jsonl(path)) == objects
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate"])
+def test_altered_model_files_stop_the_run_before_any_page(tmp_path, corpus, damage):
+    from model_cache.cache import BUNDLED_PPOCR
+
+    models = tmp_path / "models"
+    shutil.copytree(BUNDLED_PPOCR, models)
+    target = models / "rec.ncnn.bin"
+    data = bytearray(target.read_bytes())
+    if damage == "flip":
+        data[len(data) // 2] ^= 0xFF
+    else:
+        data = data[: len(data) // 3]
+    target.write_bytes(bytes(data))
+    out = tmp_path / "out"
+    proc = run_cli("run", str(corpus / "gamma.png"), "-o", str(out), "--model-dir", str(models))
+    assert proc.returncode == 4, proc.stderr
+    assert "rec.ncnn.bin" in proc.stderr and "manifest" in proc.stderr
+    assert JobStore(out).counts() == {"pending": 1}  # nothing was run on the altered model
