@@ -80,6 +80,7 @@ def test_scores_skips_and_failures(tmp_path):
     assert result.skip_reasons() == {"no_ground_truth": 1, "little_text": 1}
     assert result.counts.char_edits == 1 and result.counts.ref_chars == 2 * len(PAGE_TEXT)
     assert (300, 40) not in engine.seen  # no OCR for a page without ground truth
+    assert (400, 40) not in engine.seen  # nor for one whose ground truth is too short
 
     report = json.loads(json.dumps(to_json(result)))
     assert report["schema"] == "pagerunner.eval/1"

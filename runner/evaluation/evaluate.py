@@ -234,9 +234,11 @@ def _page_texts(source: DocumentSource, number: int, gt_path: Path | None, optio
                 engine: Engine | None) -> tuple[str, str, list[str]]:
     """(reference, hypothesis, warnings) for one page."""
     if gt_path is not None:
+        reference = read_ground_truth(gt_path)
+        if non_space_length(reference) < options.min_chars:
+            raise _Skip(SKIP_LITTLE_TEXT)  # known before spending an OCR on it
         warnings: list[str] = []
-        hypothesis = _hypothesis(source, number, options, engine, warnings)
-        return read_ground_truth(gt_path), hypothesis, warnings
+        return reference, _hypothesis(source, number, options, engine, warnings), warnings
     rendered = source.render(number, RenderOptions(dpi=options.dpi, max_pixels=options.max_pixels,
                                                    want_image=True, want_text_layer=True))
     layer = rendered.text_layer
