@@ -230,3 +230,14 @@ def test_vulkan_gives_cpu_tokens(tiny: Tiny):
     assert gpu.generation.tokens == cpu.generation.tokens
     assert np.abs(gpu.image_embeds - cpu.image_embeds).max() < 1e-2
     gpu_engine.close()
+
+
+@pytest.mark.parametrize("variant", ["1.5", "1.0"])
+def test_fused_decoder_graph_gives_per_layer_tokens(tiny: Tiny, variant: str):
+    image = _image(*SIZES[1])
+    per_layer = _engine(tiny, rope_variant=variant, fused_decoder="0").run_page(image)
+    fused_engine = _engine(tiny, rope_variant=variant, fused_decoder="1")
+    assert fused_engine.decoder.fused
+    fused = fused_engine.run_page(image)
+    assert fused.generation.tokens == per_layer.generation.tokens
+    assert np.abs(fused.generation.first_logits - per_layer.generation.first_logits).max() < 1e-5

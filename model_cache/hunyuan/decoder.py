@@ -8,18 +8,26 @@ from pathlib import Path
 import ncnn
 import numpy as np
 
+from model_cache.hunyuan.fuse import cache_names, fused_param
 from model_cache.hunyuan.graphs import GraphStore, to_mat, to_numpy
 from model_cache.hunyuan.kv_cache import KVCache
 from model_cache.hunyuan.kvcache_param import CACHE_OUT
 from model_cache.hunyuan.model_config import ModelConfig
 from model_cache.hunyuan.rope import Rope
 
+FUSED = "decoder"  # name of the in-memory graph of all layers
 MASKED = -30000.0  # large enough to zero a softmax weight, small enough for fp16 masks
 
 
 class Decoder:
-    def __init__(self, folder: Path, cfg: ModelConfig, graphs: GraphStore, rope_variant: str):
+    def __init__(self, folder: Path, cfg: ModelConfig, graphs: GraphStore, rope_variant: str,
+                 fused: bool = False):
         self.cfg = cfg
+        self.fused = fused
+        if fused:
+            params = [(folder / f"dec_{i}.param").read_text() for i in range(cfg.layers)]
+            bins = [folder / f"dec_{i}.bin" for i in range(cfg.layers)]
+            graphs.register_fused(FUSED, fused_param(params), bins)
         self.graphs = graphs
         self.rope_variant = rope_variant
         self.table = np.load(folder / "embed_tokens.npy", mmap_mode="r")
@@ -28,6 +36,8 @@ class Decoder:
         self.delta = 0  # decode position offset from the token index
 
     def graph_names(self) -> list[str]:
+        if self.fused:
+            return [FUSED, "lm_head"]
         return [*(f"dec_{i}" for i in range(self.cfg.layers)), "lm_head"]
 
     def embed(self, ids: list[int] | np.ndarray) -> np.ndarray:
@@ -44,10 +54,7 @@ class Decoder:
         rope_mats = (to_mat(cos), to_mat(sin))
         plain_mats = rope_mats if self.rope_variant != "1.0" else (to_mat(cos_1d), to_mat(sin_1d))
         mask_mat = to_mat(mask)
-        x = to_mat(embeds)
-        for layer in range(self.cfg.layers):
-            c, s = rope_mats if layer == 0 else plain_mats
-            x = self._layer(layer, x, mask_mat, c, s)
+        x = self._stack(to_mat(embeds), mask_mat, rope_mats, plain_mats)
         self.cache.advance(length)
         last = to_numpy(x).reshape(length, -1)[-1:]
         return self.logits(last)
@@ -58,9 +65,7 @@ class Decoder:
         cos, sin = self.rope.cos_sin(np.array([position]))
         c, s = to_mat(cos), to_mat(sin)
         mask = to_mat(np.zeros((1, self.cache.length + 1), dtype=np.float32))
-        x = to_mat(self.embed([token]))
-        for layer in range(self.cfg.layers):
-            x = self._layer(layer, x, mask, c, s)
+        x = self._stack(to_mat(self.embed([token])), mask, (c, s), (c, s))
         self.cache.advance(1)
         return self.logits(to_numpy(x).reshape(1, -1))
 
@@ -68,6 +73,29 @@ class Decoder:
         (out,) = self.graphs.run("lm_head", {"in0": to_mat(hidden)}, ["out0"])
         self.graphs.done("lm_head")
         return to_numpy(out).reshape(-1)
+
+    def _stack(self, x: ncnn.Mat, mask: ncnn.Mat, rope0: tuple[ncnn.Mat, ncnn.Mat],
+               rope: tuple[ncnn.Mat, ncnn.Mat]) -> ncnn.Mat:
+        """All layers: rope0 (cos, sin) for layer 0, rope for the others."""
+        if self.fused:
+            return self._fused_stack(x, mask, rope0, rope)
+        for layer in range(self.cfg.layers):
+            c, s = rope0 if layer == 0 else rope
+            x = self._layer(layer, x, mask, c, s)
+        return x
+
+    def _fused_stack(self, x, mask, rope0, rope) -> ncnn.Mat:
+        inputs = {"in0": x, "in1": mask, "in2": rope[0], "in3": rope[1], "cos0": rope0[0], "sin0": rope0[1]}
+        outs: list[str] = []
+        for layer in range(self.cfg.layers):
+            k_in, v_in, k_out, v_out = cache_names(layer)
+            inputs[k_in], inputs[v_in] = self.cache.keys[layer], self.cache.values[layer]
+            outs += [k_out, v_out]
+        results = self.graphs.run(FUSED, inputs, ["out0", *outs], raw=tuple(outs))
+        for layer in range(self.cfg.layers):
+            self.cache.update(layer, results[1 + 2 * layer], results[2 + 2 * layer])
+        self.graphs.done(FUSED)
+        return results[0]
 
     def _layer(self, layer: int, x: ncnn.Mat, mask: ncnn.Mat, cos: ncnn.Mat, sin: ncnn.Mat) -> ncnn.Mat:
         name = f"dec_{layer}"

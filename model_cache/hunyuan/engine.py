@@ -4,7 +4,7 @@ EngineOptions.extra keys (all optional):
   max_new_tokens (4096), low_memory (0/1: load each graph only while it runs),
   rope_variant (1.0/1.5, default from the manifest), prompt (default the OCR prompt),
   repetition_penalty (default from the checkpoint), temperature (0 = greedy), top_k, top_p, seed,
-  loop_guard (1/0).
+  loop_guard (1/0), fused_decoder (0/1: one graph for all decoder layers; default on for gpu).
 `engine.on_token(token_id, seconds_since_page_decode_start)` is called for every generated token.
 """
 
@@ -59,7 +59,10 @@ class HunyuanEngine:
         from model_cache.hunyuan.vision import VisionTower
 
         self.vision = VisionTower(folder, cfg, self.graphs)
-        self.decoder = Decoder(folder, cfg, self.graphs, self.rope_variant)
+        # One graph per step on Vulkan (each extract is a GPU round trip); per-layer on CPU, where
+        # it costs nothing measurable and allows low_memory.
+        fused = _flag(options, "fused_decoder", options.device == "gpu") and not self.low_memory
+        self.decoder = Decoder(folder, cfg, self.graphs, self.rope_variant, fused=fused)
         if not self.low_memory:
             self.graphs.preload(self.vision.graph_names() + self.decoder.graph_names())
         self.tokenizer = TextTokenizer(folder / cfg.tokenizer)

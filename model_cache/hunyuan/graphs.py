@@ -46,7 +46,12 @@ class GraphStore:
         self.settings = settings
         self.resident = resident
         self._nets: dict[str, ncnn.Net] = {}
+        self._fused: dict[str, tuple[str, list[Path]]] = {}
         self.kv_allocator = ncnn.UnlockedPoolAllocator()
+
+    def register_fused(self, name: str, param_text: str, bins: list[Path]) -> None:
+        """A graph assembled in memory (see fuse.py) whose weights are read from `bins` in order."""
+        self._fused[name] = (param_text, bins)
 
     def net(self, name: str) -> ncnn.Net:
         net = self._nets.get(name)
@@ -89,9 +94,23 @@ class GraphStore:
         net.opt.kvcache_allocator = self.kv_allocator
         if self.settings.gpu:
             net.set_vulkan_device(0)
+        if name in self._fused:
+            return self._load_fused(net, name)
         param, model = self.folder / f"{name}.param", self.folder / f"{name}.bin"
         if net.load_param(str(param)) != 0 or net.load_model(str(model)) != 0:
             raise RuntimeError(f"ncnn could not load {param.name}/{model.name}")
+        return net
+
+    def _load_fused(self, net: ncnn.Net, name: str) -> ncnn.Net:
+        from model_cache.hunyuan.fuse import ChainedBinReader
+
+        text, bins = self._fused[name]
+        reader = ChainedBinReader(bins)
+        try:
+            if net.load_param_mem(text) != 0 or net.load_model(reader) != 0:
+                raise RuntimeError(f"ncnn could not load the fused graph {name}")
+        finally:
+            reader.close()
         return net
 
 

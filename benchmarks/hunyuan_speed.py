@@ -1,0 +1,220 @@
+"""HunyuanOCR speed: ncnn engine (fp32 and a reduced-precision storage) beside transformers.
+
+A full-size random-weight model is built from the published config sizes, saved as a checkpoint
+and converted once (cached under ~/.cache/pagerunner/bench/hunyuan). Each measurement runs in
+its own process so peak RSS is per configuration. Random weights never emit EOS, so decoding
+is forced to a fixed number of tokens (EOS ignored, loop guard off).
+
+    python benchmarks/hunyuan_speed.py [--threads 2] [--tokens 64] [--dtypes fp32,bf16]
+        [--device cpu|gpu] [--torch-device cpu|cuda|none] [--torch-dtype fp32|bf16]
+        [--low-memory-tokens 8]
+
+Prints a table: vision s, prompt tokens, prefill tok/s, time to first token, decode tok/s
+(median of per-token times), peak RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+DEFAULT_CACHE = Path(os.environ.get("PAGERUNNER_HOME", Path.home() / ".cache" / "pagerunner")) / "bench" / "hunyuan"
+
+
+def document_image(width: int = 1000, height: int = 1400):
+    """A synthetic text page: lines of words on white, like a scanned letter."""
+    import random
+
+    from PIL import Image, ImageDraw
+
+    image = Image.new("RGB", (width, height), "white")
+    draw = ImageDraw.Draw(image)
+    rng = random.Random(0)
+    words = "invoice total amount date payment account number reference order item".split()
+    for y in range(60, height - 60, 28):
+        line = " ".join(rng.choice(words) for _ in range(rng.randint(6, 12)))
+        draw.text((60, y), line, fill="black")
+    return image
+
+
+def prepare(cache: Path, dtypes: list[str], log=print) -> dict[str, Path]:
+    """Build + convert the full-size random model once; return {dtype: model_dir}."""
+    from model_cache.hunyuan import random_checkpoint as rc
+    from model_cache.manifest import MANIFEST_NAME
+
+    ckpt = cache / "checkpoint"
+    cache.mkdir(parents=True, exist_ok=True)
+    if not (ckpt / "config.json").is_file():
+        log(f"building full-size random checkpoint in {ckpt}")
+        model = rc.build_model(rc.FULL, seed=0)
+        tok = rc.build_tiny_tokenizer(cache / "tokenizer.json")
+        rc.save_checkpoint(model, ckpt, rc.FULL, tok)
+        del model
+    dirs = {}
+    for dtype in dtypes:
+        out = cache / f"ncnn-{dtype}"
+        if not (out / MANIFEST_NAME).is_file():
+            log(f"converting to {out}")
+            subprocess.run([sys.executable, "-m", "model_cache.hunyuan.convert", "--checkpoint", str(ckpt),
+                            "-o", str(out), "--dtype", dtype], check=True, cwd=ROOT)
+        dirs[dtype] = out
+    return dirs
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def child_ncnn(model_dir: Path, threads: int, device: str, tokens: int, low_memory: bool) -> dict:
+    from model_cache.engine import EngineOptions
+    from model_cache.hunyuan.engine import create_engine
+
+    extra = (("max_new_tokens", str(tokens + 1)), ("loop_guard", "0"), ("low_memory", "1" if low_memory else "0"))
+    t0 = time.perf_counter()
+    engine = create_engine(EngineOptions(threads=threads, device=device, model_dir=model_dir, extra=extra))
+    load_s = time.perf_counter() - t0
+    engine.generation = replace(engine.generation, eos_ids=frozenset())
+    run = engine.run_page(document_image())
+    gen, timings = run.generation, run.result.timings
+    prompt = int(timings["prompt_tokens"])
+    return {"load_s": load_s, "vision_s": timings["vision_s"], "prompt_tokens": prompt,
+            "prefill_tok_s": prompt / gen.prefill_s, "ttft_s": timings["vision_s"] + gen.prefill_s,
+            "decode_tok_s": 1.0 / statistics.median(gen.step_s), "decoded": len(gen.step_s),
+            "peak_rss_mb": peak_rss_mb()}
+
+
+def child_torch(checkpoint: Path, threads: int, device: str, dtype: str, tokens: int) -> dict:
+    import torch
+    from transformers import HunYuanVLForConditionalGeneration
+    from transformers.models.hunyuan_vl.image_processing_pil_hunyuan_vl import HunYuanVLImageProcessorPil
+
+    from model_cache.hunyuan.ids import SpecialIds
+    from model_cache.hunyuan.prompt import DEFAULT_PROMPT
+    from model_cache.hunyuan.tokenizer import TextTokenizer
+
+    torch.set_num_threads(threads)
+    torch_dtype = torch.bfloat16 if dtype == "bf16" else torch.float32
+    model = HunYuanVLForConditionalGeneration.from_pretrained(checkpoint, dtype=torch_dtype).to(device).eval()
+    pre = json.loads((checkpoint / "preprocessor_config.json").read_text())
+    proc = HunYuanVLImageProcessorPil(min_pixels=pre["min_pixels"], max_pixels=pre["max_pixels"])
+    ids = SpecialIds()
+    text_ids = TextTokenizer(checkpoint / "tokenizer.json").encode(DEFAULT_PROMPT)
+    stamps: list[float] = []
+    vision: list[float] = []
+    tower = model.model.vision_tower
+    tower.register_forward_pre_hook(lambda *_: vision.append(_sync(torch, device)))
+    tower.register_forward_hook(lambda *_: vision.append(_sync(torch, device)))
+    t0 = time.perf_counter()
+    pix = proc(document_image(), return_tensors="pt")
+    gh, gw = pix["image_grid_thw"][0, 1:].tolist()
+    count = (gh // 2) * (gw // 2 + 1) + 2
+    prompt = [ids.bos, ids.image_start] + [ids.image] * count + [ids.image_end] + text_ids + [ids.assistant]
+    input_ids = torch.tensor([prompt], device=device)
+
+    class Stamp:
+        def put(self, value):
+            stamps.append(_sync(torch, device))
+
+        def end(self):
+            pass
+
+    with torch.no_grad():
+        model.generate(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
+                       pixel_values=pix["pixel_values"].to(device, torch_dtype),
+                       image_grid_thw=pix["image_grid_thw"].to(device),
+                       mm_token_type_ids=(input_ids == ids.image).int(), max_new_tokens=tokens + 1,
+                       min_new_tokens=tokens + 1, do_sample=False, streamer=Stamp())
+    # stamps[0]: prompt pushed; stamps[1]: first generated token; then one per token
+    steps = [b - a for a, b in zip(stamps[1:], stamps[2:])]
+    return {"load_s": 0.0, "vision_s": vision[1] - vision[0], "prompt_tokens": len(prompt),
+            "prefill_tok_s": len(prompt) / (stamps[1] - vision[1]), "ttft_s": stamps[1] - t0,
+            "decode_tok_s": 1.0 / statistics.median(steps), "decoded": len(steps),
+            "peak_rss_mb": peak_rss_mb()}
+
+
+def _sync(torch, device: str) -> float:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    return time.perf_counter()
+
+
+def run_child(args: list[str]) -> dict:
+    proc = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, cwd=ROOT)
+    if proc.returncode != 0:
+        return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def print_table(rows: list[tuple[str, dict]]) -> None:
+    head = f"{'engine':34} {'vision s':>9} {'prompt':>7} {'prefill tok/s':>14} {'TTFT s':>8} {'decode tok/s':>13} {'peak RSS MB':>12}"
+    print(head)
+    print("-" * len(head))
+    for name, r in rows:
+        if "error" in r:
+            print(f"{name:34} error: {r['error']}")
+            continue
+        print(f"{name:34} {r['vision_s']:9.2f} {r['prompt_tokens']:7d} {r['prefill_tok_s']:14.1f} "
+              f"{r['ttft_s']:8.2f} {r['decode_tok_s']:13.2f} {r['peak_rss_mb']:12.0f}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--tokens", type=int, default=64)
+    parser.add_argument("--dtypes", default="fp32,bf16")
+    parser.add_argument("--device", default="cpu", choices=("cpu", "gpu"))
+    parser.add_argument("--torch-device", default="cpu")
+    parser.add_argument("--torch-dtype", default="fp32", choices=("fp32", "bf16"))
+    parser.add_argument("--low-memory-tokens", type=int, default=8, help="0 to skip the low-memory run")
+    parser.add_argument("--child", choices=("ncnn", "torch"), help=argparse.SUPPRESS)
+    parser.add_argument("--model-dir", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--low-memory", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+
+    if args.child == "ncnn":
+        print(json.dumps(child_ncnn(args.model_dir, args.threads, args.device, args.tokens, args.low_memory)))
+        return 0
+    if args.child == "torch":
+        print(json.dumps(child_torch(args.cache / "checkpoint", args.threads, args.torch_device,
+                                     args.torch_dtype, args.tokens)))
+        return 0
+
+    dtypes = [d for d in args.dtypes.split(",") if d]
+    dirs = prepare(args.cache, dtypes, log=lambda m: print(m, file=sys.stderr))
+    common = ["--threads", str(args.threads), "--cache", str(args.cache)]
+    rows = []
+    for dtype, folder in dirs.items():
+        print(f"ncnn {dtype} {args.device} ...", file=sys.stderr)
+        res = run_child(["--child", "ncnn", "--model-dir", str(folder), "--device", args.device,
+                         "--tokens", str(args.tokens), *common])
+        rows.append((f"ncnn {dtype} ({args.device}, {args.threads} thr)", res))
+    if args.low_memory_tokens > 0 and dirs:
+        dtype, folder = next(iter(dirs.items()))
+        print(f"ncnn {dtype} low-memory ...", file=sys.stderr)
+        res = run_child(["--child", "ncnn", "--model-dir", str(folder), "--device", args.device, "--low-memory",
+                         "--tokens", str(args.low_memory_tokens), *common])
+        rows.append((f"ncnn {dtype} low-memory ({args.device})", res))
+    if args.torch_device != "none":
+        print(f"transformers {args.torch_device} {args.torch_dtype} ...", file=sys.stderr)
+        res = run_child(["--child", "torch", "--torch-device", args.torch_device, "--torch-dtype",
+                         args.torch_dtype, "--tokens", str(args.tokens), *common])
+        rows.append((f"transformers {args.torch_dtype} ({args.torch_device}, {args.threads} thr)", res))
+    print_table(rows)
+    print(json.dumps({name: r for name, r in rows}), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
