@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from datasets import DEFAULT_DPI, DEFAULT_SEED, SET_NAMES, Sample, build_sets, shared_eval_dir  # noqa: E402
+from eval_sets import DEFAULT_DPI, DEFAULT_SEED, SET_NAMES, Sample, build_sets, shared_eval_dir  # noqa: E402
 from peers import TOOL_NAMES, Tool, ToolUnavailable, make_tool  # noqa: E402
 from report_md import command_line, machine_facts, markdown_table, replace_section, utc_now  # noqa: E402
 

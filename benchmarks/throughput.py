@@ -31,7 +31,7 @@ from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from datasets import DEFAULT_DPI, shared_eval_dir  # noqa: E402
+from eval_sets import DEFAULT_DPI, shared_eval_dir  # noqa: E402
 from procmem import Measurement, measure  # noqa: E402
 from report_md import command_line, machine_facts, markdown_table, median, replace_section, utc_now  # noqa: E402
 
