@@ -137,8 +137,8 @@ def is_row_structured(left: list[Item], right: list[Item], params: LayoutParams)
         return True
     h = median_height(short + other)
     paired = sum(1 for it in short if any(_same_row(it, o, params) for o in other))
-    widths = np.median([it.x1 - it.x0 for it in short])
-    return paired >= params.aligned_share * len(short) and widths < params.short_item * h
+    narrow = min(np.median([it.x1 - it.x0 for it in side]) for side in (left, right))
+    return paired >= params.aligned_share * len(short) and narrow < params.short_item * h
 
 
 def _same_row(a: Item, b: Item, params: LayoutParams) -> bool:
@@ -245,17 +245,22 @@ def build_blocks(lines: list[Line], page_height: int, params: LayoutParams | Non
         return []
     h = median_height(items)
     blocks = [b for leaf in reading_order(items, params, h) for b in leaf_blocks(leaf, params)]
-    _mark_margins(blocks, page_height, params)
+    _mark_margins(blocks, page_height, h, params)
     return blocks
 
 
-def _mark_margins(blocks: list[Block], page_height: int, params: LayoutParams) -> None:
-    """A lone single-line block in the top/bottom band of the page is a running head/foot."""
+def _mark_margins(blocks: list[Block], page_height: int, h: float, params: LayoutParams) -> None:
+    """A lone single-line block, no taller than body text, in the top/bottom band of the page
+    is a running head/foot (a big title up there is not)."""
     if len(blocks) < 3:
         return
     band = params.margin_band * page_height
     first, last = blocks[0], blocks[-1]
-    if len(first.lines) == 1 and max(p[1] for p in first.lines[0].box) < band:
+    if _lone_small(first, h) and max(p[1] for p in first.lines[0].box) < band:
         first.kind = "header"
-    if len(last.lines) == 1 and min(p[1] for p in last.lines[0].box) > page_height - band:
+    if _lone_small(last, h) and min(p[1] for p in last.lines[0].box) > page_height - band:
         last.kind = "footer"
+
+
+def _lone_small(block: Block, h: float) -> bool:
+    return len(block.lines) == 1 and make_item(block.lines[0]).h <= 1.15 * h

