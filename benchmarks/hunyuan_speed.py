@@ -48,8 +48,8 @@ def document_image(width: int = 1000, height: int = 1400):
     return image
 
 
-def prepare(cache: Path, dtypes: list[str], log=print) -> dict[str, Path]:
-    """Build + convert the full-size random model once; return {dtype: model_dir}."""
+def prepare(cache: Path, dtypes: list[str], log=print, size: str = "full") -> dict[str, Path]:
+    """Build + convert the random model once; return {dtype: model_dir}."""
     from model_cache.hunyuan import random_checkpoint as rc
     from model_cache.manifest import MANIFEST_NAME
 
@@ -57,9 +57,10 @@ def prepare(cache: Path, dtypes: list[str], log=print) -> dict[str, Path]:
     cache.mkdir(parents=True, exist_ok=True)
     if not (ckpt / "config.json").is_file():
         log(f"building full-size random checkpoint in {ckpt}")
-        model = rc.build_model(rc.FULL, seed=0)
+        sizes = rc.FULL if size == "full" else rc.TINY
+        model = rc.build_model(sizes, seed=0)
         tok = rc.build_tiny_tokenizer(cache / "tokenizer.json")
-        rc.save_checkpoint(model, ckpt, rc.FULL, tok)
+        rc.save_checkpoint(model, ckpt, sizes, tok)
         del model
     dirs = {}
     for dtype in dtypes:
@@ -73,14 +74,21 @@ def prepare(cache: Path, dtypes: list[str], log=print) -> dict[str, Path]:
 
 
 def peak_rss_mb() -> float:
+    """VmHWM of this process (ru_maxrss would carry the parent's peak across exec)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024.0
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def child_ncnn(model_dir: Path, threads: int, device: str, tokens: int, low_memory: bool) -> dict:
+def child_ncnn(model_dir: Path, threads: int, device: str, tokens: int, low_memory: bool,
+               fused: str) -> dict:
     from model_cache.engine import EngineOptions
     from model_cache.hunyuan.engine import create_engine
 
     extra = (("max_new_tokens", str(tokens + 1)), ("loop_guard", "0"), ("low_memory", "1" if low_memory else "0"))
+    if fused:
+        extra += (("fused_decoder", fused),)
     t0 = time.perf_counter()
     engine = create_engine(EngineOptions(threads=threads, device=device, model_dir=model_dir, extra=extra))
     load_s = time.perf_counter() - t0
@@ -181,10 +189,15 @@ def main() -> int:
     parser.add_argument("--child", choices=("ncnn", "torch"), help=argparse.SUPPRESS)
     parser.add_argument("--model-dir", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--low-memory", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--fused", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--size", default="full", choices=("full", "tiny"), help="tiny: smoke test of this script")
+    parser.add_argument("--unfused-tokens", type=int, default=0,
+                        help="also time the per-layer decoder graphs (default on cpu; the naive loop on gpu)")
     args = parser.parse_args()
 
     if args.child == "ncnn":
-        print(json.dumps(child_ncnn(args.model_dir, args.threads, args.device, args.tokens, args.low_memory)))
+        print(json.dumps(child_ncnn(args.model_dir, args.threads, args.device, args.tokens, args.low_memory,
+                                    args.fused)))
         return 0
     if args.child == "torch":
         print(json.dumps(child_torch(args.cache / "checkpoint", args.threads, args.torch_device,
@@ -192,7 +205,7 @@ def main() -> int:
         return 0
 
     dtypes = [d for d in args.dtypes.split(",") if d]
-    dirs = prepare(args.cache, dtypes, log=lambda m: print(m, file=sys.stderr))
+    dirs = prepare(args.cache, dtypes, log=lambda m: print(m, file=sys.stderr), size=args.size)
     common = ["--threads", str(args.threads), "--cache", str(args.cache)]
     rows = []
     for dtype, folder in dirs.items():
@@ -200,6 +213,11 @@ def main() -> int:
         res = run_child(["--child", "ncnn", "--model-dir", str(folder), "--device", args.device,
                          "--tokens", str(args.tokens), *common])
         rows.append((f"ncnn {dtype} ({args.device}, {args.threads} thr)", res))
+    if args.unfused_tokens > 0 and dirs:
+        dtype, folder = next(iter(dirs.items()))
+        res = run_child(["--child", "ncnn", "--model-dir", str(folder), "--device", args.device, "--fused", "0",
+                         "--tokens", str(args.unfused_tokens), *common])
+        rows.append((f"ncnn {dtype} per-layer graphs ({args.device})", res))
     if args.low_memory_tokens > 0 and dirs:
         dtype, folder = next(iter(dirs.items()))
         print(f"ncnn {dtype} low-memory ...", file=sys.stderr)

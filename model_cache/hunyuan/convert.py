@@ -10,10 +10,12 @@ tensors (embedding table, position grid, merger vectors) are stored as .npy for 
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import shutil
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +28,7 @@ DTYPES = ("fp32", "fp16", "bf16")
 
 
 def convert_checkpoint(checkpoint: Path, out_dir: Path, dtype: str = "fp32",
-                       rope_variant: str = "1.5", log=print) -> Path:
+                       rope_variant: str = "1.5", log=print, jobs: int = 1) -> Path:
     """Write the ncnn model folder for `checkpoint` into `out_dir` and return it."""
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {DTYPES}, not {dtype!r}")
@@ -41,7 +43,7 @@ def convert_checkpoint(checkpoint: Path, out_dir: Path, dtype: str = "fp32",
     model = HunYuanVLForConditionalGeneration.from_pretrained(checkpoint, dtype=torch.float32).eval()
     out_dir.mkdir(parents=True, exist_ok=True)
     with torch.no_grad(), tempfile.TemporaryDirectory() as tmp:
-        _export_all(model, cfg, out_dir, Path(tmp), log)
+        _export_all(model, cfg, out_dir, Path(tmp), log, jobs)
         _save_arrays(model, cfg, out_dir)
     shutil.copyfile(tokenizer, out_dir / "tokenizer.json")
     meta = cfg.to_meta(_pnnx_version())
@@ -50,47 +52,67 @@ def convert_checkpoint(checkpoint: Path, out_dir: Path, dtype: str = "fp32",
     return out_dir
 
 
-def _export_all(model, cfg: ModelConfig, out_dir: Path, tmp: Path, log) -> None:
+def _export_all(model, cfg: ModelConfig, out_dir: Path, tmp: Path, log, jobs: int = 1) -> None:
+    """Trace every part (in this process), then run the pnnx converter on them, `jobs` at a time."""
     import torch
 
     from model_cache.hunyuan import export
 
-    fp16 = cfg.dtype != "fp32"
     vt = model.model.vision_tower
     c, d = cfg.vision_hidden, cfg.hidden
+    tasks: list[_Task] = []
 
-    def run(name: str, module, shapes1, shapes2=None, kv=False) -> None:
-        log(f"exporting {name}")
-        _pnnx(module, tmp, name, out_dir, [torch.rand(*s) for s in shapes1],
-              [torch.rand(*s) for s in shapes2] if shapes2 else None, fp16, kv)
+    def trace(name: str, module, shapes1, shapes2=None, kv=False) -> None:
+        log(f"tracing {name}")
+        work = tmp / name
+        work.mkdir()
+        inputs = [torch.rand(*s) for s in shapes1]
+        inputs2 = [torch.rand(*s) for s in shapes2] if shapes2 else None
+        pt = work / f"{name}.pt"
+        torch.jit.trace(module.eval(), tuple(inputs), check_trace=False).save(str(pt))
+        tasks.append(_Task(name, pt, inputs, inputs2, kv))
 
-    run("vis_embed", export.VisionEmbed(vt.embeddings), [(16, 768), (16, c)], [(24, 768), (24, c)])
+    trace("vis_embed", export.VisionEmbed(vt.embeddings), [(16, 768), (16, c)], [(24, 768), (24, c)])
     for i, block in enumerate(vt.layers):
-        run(f"vis_block_{i}", export.VisionBlock(block, cfg.vision_heads), [(1, 16, c)], [(1, 24, c)])
-    run("vis_merge", export.VisionMerge(vt.patch_merger), [(4, 4 * c)], [(6, 4 * c)])
+        trace(f"vis_block_{i}", export.VisionBlock(block, cfg.vision_heads), [(1, 16, c)], [(1, 24, c)])
+    trace("vis_merge", export.VisionMerge(vt.patch_merger), [(4, 4 * c)], [(6, 4 * c)])
     text = model.model.language_model
     for i, layer in enumerate(text.layers):
         mod = export.DecoderLayer(layer, cfg.heads, cfg.kv_heads, cfg.head_dim, cfg.rms_eps)
-        run(f"dec_{i}", mod, _dec_shapes(5, d, cfg.head_dim), _dec_shapes(9, d, cfg.head_dim), kv=True)
-    head = export.LmHead(text.norm.weight, model.lm_head.weight, cfg.rms_eps)
-    run("lm_head", head, [(1, 1, d)])
+        trace(f"dec_{i}", mod, _dec_shapes(5, d, cfg.head_dim), _dec_shapes(9, d, cfg.head_dim), kv=True)
+    trace("lm_head", export.LmHead(text.norm.weight, model.lm_head.weight, cfg.rms_eps), [(1, 1, d)])
+
+    fp16 = cfg.dtype != "fp32"
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for name in pool.map(lambda t: _pnnx(t, out_dir, fp16), tasks):
+            log(f"converted {name}")
+
+
+@dataclass
+class _Task:
+    name: str
+    pt: Path
+    inputs: list
+    inputs2: list | None
+    kv: bool
 
 
 def _dec_shapes(s: int, d: int, hd: int) -> list[tuple[int, ...]]:
     return [(1, s, d), (1, 1, s, s), (1, 1, s, hd), (1, 1, s, hd)]
 
 
-def _pnnx(module, tmp: Path, name: str, out_dir: Path, inputs, inputs2, fp16: bool, kv: bool) -> None:
+def _pnnx(task: _Task, out_dir: Path, fp16: bool) -> str:
     import pnnx
 
-    pt = tmp / f"{name}.pt"
-    pnnx.export(module.eval(), str(pt), tuple(inputs), tuple(inputs2) if inputs2 else None,
-                check_trace=False, fp16=fp16)
-    param = (tmp / f"{name}.ncnn.param").read_text()
-    (out_dir / f"{name}.param").write_text(add_kv_cache(param) if kv else param)
-    shutil.move(str(tmp / f"{name}.ncnn.bin"), out_dir / f"{name}.bin")
-    for leftover in tmp.iterdir():
-        leftover.unlink()
+    pnnx.convert(str(task.pt), task.inputs, task.inputs2, fp16=fp16)
+    work, name = task.pt.parent, task.name
+    if not (work / f"{name}.ncnn.param").is_file():
+        raise RuntimeError(f"pnnx produced no ncnn graph for {name}")
+    param = (work / f"{name}.ncnn.param").read_text()
+    (out_dir / f"{name}.param").write_text(add_kv_cache(param) if task.kv else param)
+    shutil.move(str(work / f"{name}.ncnn.bin"), out_dir / f"{name}.bin")
+    shutil.rmtree(work)
+    return name
 
 
 def _save_arrays(model, cfg: ModelConfig, out_dir: Path) -> None:
@@ -123,9 +145,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--output", type=Path, required=True)
     parser.add_argument("--dtype", choices=DTYPES, default="fp32")
     parser.add_argument("--rope-variant", choices=("1.0", "1.5"), default="1.5")
+    parser.add_argument("--jobs", type=int, default=min(8, os.cpu_count() or 1),
+                        help="pnnx conversions run in parallel")
     args = parser.parse_args(argv)
     out = convert_checkpoint(args.checkpoint, args.output, args.dtype, args.rope_variant,
-                             log=lambda msg: print(msg, file=sys.stderr))
+                             log=lambda msg: print(msg, file=sys.stderr), jobs=args.jobs)
     print(out)
     return 0
 
