@@ -222,10 +222,13 @@ def _has_vulkan() -> bool:
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not _has_vulkan(), reason="ncnn found no Vulkan device")
-def test_vulkan_gives_cpu_tokens(tiny: Tiny):
+@pytest.mark.parametrize("host_attention", ["1", "0"])
+def test_vulkan_gives_cpu_tokens(tiny: Tiny, host_attention: str):
+    """fp32 storage on both; host_attention=1 keeps the KV cache on the host (the default)."""
     image = _image(*SIZES[0])
     cpu = _engine(tiny).run_page(image)
-    gpu_engine = _engine(tiny, device="gpu")
+    gpu_engine = _engine(tiny, device="gpu", host_attention=host_attention)
+    assert gpu_engine.decoder.fused
     gpu = gpu_engine.run_page(image)
     assert gpu.generation.tokens == cpu.generation.tokens
     assert np.abs(gpu.image_embeds - cpu.image_embeds).max() < 1e-2

@@ -16,18 +16,22 @@ from model_cache.hunyuan.model_config import ModelConfig
 from model_cache.hunyuan.rope import Rope
 
 FUSED = "decoder"  # name of the in-memory graph of all layers
+FUSED_STEP = "decoder_step"  # the same with attention on the host (Vulkan decode)
 MASKED = -30000.0  # large enough to zero a softmax weight, small enough for fp16 masks
 
 
 class Decoder:
     def __init__(self, folder: Path, cfg: ModelConfig, graphs: GraphStore, rope_variant: str,
-                 fused: bool = False):
+                 fused: bool = False, host_attention: bool = False):
         self.cfg = cfg
         self.fused = fused
+        # With host attention the prefill's attention runs on the host too: caches made by
+        # Vulkan SDPA come back packed for the GPU and host SDPA cannot continue them.
+        self.graph = FUSED_STEP if host_attention else FUSED
         if fused:
             params = [(folder / f"dec_{i}.param").read_text() for i in range(cfg.layers)]
             bins = [folder / f"dec_{i}.bin" for i in range(cfg.layers)]
-            graphs.register_fused(FUSED, fused_param(params), bins)
+            graphs.register_fused(self.graph, fused_param(params, host_attention), bins)
         self.graphs = graphs
         self.rope_variant = rope_variant
         self.table = np.load(folder / "embed_tokens.npy", mmap_mode="r")
@@ -37,7 +41,7 @@ class Decoder:
 
     def graph_names(self) -> list[str]:
         if self.fused:
-            return [FUSED, "lm_head"]
+            return [self.graph, "lm_head"]
         return [*(f"dec_{i}" for i in range(self.cfg.layers)), "lm_head"]
 
     def embed(self, ids: list[int] | np.ndarray) -> np.ndarray:
@@ -54,7 +58,7 @@ class Decoder:
         rope_mats = (to_mat(cos), to_mat(sin))
         plain_mats = rope_mats if self.rope_variant != "1.0" else (to_mat(cos_1d), to_mat(sin_1d))
         mask_mat = to_mat(mask)
-        x = self._stack(to_mat(embeds), mask_mat, rope_mats, plain_mats)
+        x = self._stack(to_mat(embeds), mask_mat, rope_mats, plain_mats, self.graph)
         self.cache.advance(length)
         last = to_numpy(x).reshape(length, -1)[-1:]
         return self.logits(last)
@@ -65,7 +69,7 @@ class Decoder:
         cos, sin = self.rope.cos_sin(np.array([position]))
         c, s = to_mat(cos), to_mat(sin)
         mask = to_mat(np.zeros((1, self.cache.length + 1), dtype=np.float32))
-        x = self._stack(to_mat(self.embed([token])), mask, (c, s), (c, s))
+        x = self._stack(to_mat(self.embed([token])), mask, (c, s), (c, s), self.graph)
         self.cache.advance(1)
         return self.logits(to_numpy(x).reshape(1, -1))
 
@@ -75,26 +79,26 @@ class Decoder:
         return to_numpy(out).reshape(-1)
 
     def _stack(self, x: ncnn.Mat, mask: ncnn.Mat, rope0: tuple[ncnn.Mat, ncnn.Mat],
-               rope: tuple[ncnn.Mat, ncnn.Mat]) -> ncnn.Mat:
+               rope: tuple[ncnn.Mat, ncnn.Mat], graph: str) -> ncnn.Mat:
         """All layers: rope0 (cos, sin) for layer 0, rope for the others."""
         if self.fused:
-            return self._fused_stack(x, mask, rope0, rope)
+            return self._fused_stack(x, mask, rope0, rope, graph)
         for layer in range(self.cfg.layers):
             c, s = rope0 if layer == 0 else rope
             x = self._layer(layer, x, mask, c, s)
         return x
 
-    def _fused_stack(self, x, mask, rope0, rope) -> ncnn.Mat:
+    def _fused_stack(self, x, mask, rope0, rope, graph: str) -> ncnn.Mat:
         inputs = {"in0": x, "in1": mask, "in2": rope[0], "in3": rope[1], "cos0": rope0[0], "sin0": rope0[1]}
         outs: list[str] = []
         for layer in range(self.cfg.layers):
             k_in, v_in, k_out, v_out = cache_names(layer)
             inputs[k_in], inputs[v_in] = self.cache.keys[layer], self.cache.values[layer]
             outs += [k_out, v_out]
-        results = self.graphs.run(FUSED, inputs, ["out0", *outs], raw=tuple(outs))
+        results = self.graphs.run(graph, inputs, ["out0", *outs], raw=tuple(outs))
         for layer in range(self.cfg.layers):
             self.cache.update(layer, results[1 + 2 * layer], results[2 + 2 * layer])
-        self.graphs.done(FUSED)
+        self.graphs.done(graph)
         return results[0]
 
     def _layer(self, layer: int, x: ncnn.Mat, mask: ncnn.Mat, cos: ncnn.Mat, sin: ncnn.Mat) -> ncnn.Mat:

@@ -4,7 +4,8 @@ EngineOptions.extra keys (all optional):
   max_new_tokens (4096), low_memory (0/1: load each graph only while it runs),
   rope_variant (1.0/1.5, default from the manifest), prompt (default the OCR prompt),
   repetition_penalty (default from the checkpoint), temperature (0 = greedy), top_k, top_p, seed,
-  loop_guard (1/0), fused_decoder (0/1: one graph for all decoder layers; default on for gpu).
+  loop_guard (1/0), fused_decoder (0/1: one graph for all decoder layers; default on for gpu),
+  host_attention (1/0, gpu only: decode attention on the CPU next to the KV cache).
 `engine.on_token(token_id, seconds_since_page_decode_start)` is called for every generated token.
 """
 
@@ -62,7 +63,11 @@ class HunyuanEngine:
         # One graph per step on Vulkan (each extract is a GPU round trip); per-layer on CPU, where
         # it costs nothing measurable and allows low_memory.
         fused = _flag(options, "fused_decoder", options.device == "gpu") and not self.low_memory
-        self.decoder = Decoder(folder, cfg, self.graphs, self.rope_variant, fused=fused)
+        # On Vulkan, decode attention runs on the host so the KV caches never cross to the GPU
+        # (ncnn's Python API has no GPU-resident Mat); prefill attention stays on the GPU.
+        host_attention = fused and options.device == "gpu" and _flag(options, "host_attention", True)
+        self.decoder = Decoder(folder, cfg, self.graphs, self.rope_variant, fused=fused,
+                               host_attention=host_attention)
         if not self.low_memory:
             self.graphs.preload(self.vision.graph_names() + self.decoder.graph_names())
         self.tokenizer = TextTokenizer(folder / cfg.tokenizer)

@@ -17,13 +17,16 @@ import ncnn
 
 SHARED_INPUTS = ("in1", "in2", "in3")  # mask, cos, sin
 LAYER0_ROPE = ("cos0", "sin0")
+HOST_ONLY = "31=16"  # layer featmask: no Vulkan for this layer
 
 
 def cache_names(layer: int) -> tuple[str, str, str, str]:
     return f"cache_k{layer}", f"cache_v{layer}", f"out_cache_k{layer}", f"out_cache_v{layer}"
 
 
-def fused_param(layer_params: list[str]) -> str:
+def fused_param(layer_params: list[str], host_attention: bool = False) -> str:
+    """host_attention: run SDPA on the CPU inside a Vulkan net (ncnn featmask bit 4), so the
+    KV caches never leave host memory; only q/k/v and the attention output cross per layer."""
     count = len(layer_params)
     body: list[str] = [
         _line("Input", "in0", [], ["in0"]),
@@ -39,7 +42,10 @@ def fused_param(layer_params: list[str]) -> str:
         if targets > 0:
             body.append(_line("Split", f"split_{name}", [name], [f"{name}_{i}" for i in range(targets)]))
     for i, text in enumerate(layer_params):
-        body.extend(_layer_lines(i, count, text))
+        lines = _layer_lines(i, count, text)
+        if host_attention:
+            lines = [f"{line} {HOST_ONLY}" if line.startswith("SDPA") else line for line in lines]
+        body.extend(lines)
     blobs = {b for line in body for b in _outputs(line)}
     return "\n".join(["7767517", f"{len(body)} {len(blobs)}", *body]) + "\n"
 
