@@ -102,13 +102,13 @@ def build_job(work: Path, pages: int, dpi: float) -> Job:
     return Job(pdf, pngs, pages, dpi)
 
 
-def build_strip_pdf(path: Path, pages: int, strip_pt: float = 60.0) -> Path:
+def build_strip_pdf(path: Path, pages: int, strip_pt: float = 40.0) -> Path:
     """`pages` pages, each a horizontal strip (a few text lines) of a maint-guide page."""
     import pypdfium2 as pdfium
 
     source = pdfium.PdfDocument(str(shared_eval_dir() / "pdfs" / SOURCE_PDF))
     doc = pdfium.PdfDocument.new()
-    offsets = [90 + k * strip_pt for k in range(10)]  # below the running head, down the page
+    offsets = [90 + k * strip_pt for k in range(15)]  # below the running head, down the page
     for i in range(pages):
         doc.import_pages(source, [i % len(source)])
         page = doc[i]
@@ -266,7 +266,7 @@ def throughput_table(contenders: list[Contender], pages: int) -> str:
                      " / ".join(f"{s:.0f}" for s in seconds),
                      f"{median([r.tree_peak_mib for r in c.runs]):.0f}",
                      f"{median([r.process_peak_mib for r in c.runs]):.0f}", str(len(c.runs))])
-    return markdown_table(["tool", "pages/min (median)", "vs pagerunner", "wall s per run",
+    return markdown_table(["tool", "pages/min (median)", "speed vs pagerunner", "wall s per run",
                            "peak RSS, process tree (MiB)", "peak RSS, largest process (MiB)", "runs"],
                           rows)
 
