@@ -22,7 +22,7 @@ from outputs.model import Block, Line
 
 @dataclass(frozen=True)
 class LayoutParams:
-    gutter: float = 1.2  # minimum column gutter, in median line heights
+    gutter: float = 0.6  # minimum column gutter, in median line heights (0.25 in at 10 pt is ~1.3)
     row_overlap: float = 0.5  # y-overlap (share of the smaller height) for two boxes to share a row
     aligned_share: float = 0.7  # rows-not-columns: share of short-side items with a partner
     short_item: float = 6.0  # rows-not-columns: median width of the short side, in line heights
@@ -109,8 +109,10 @@ def interior(bands: list[tuple[float, float]], items: list[Item]) -> list[tuple[
             if any(it.x1 <= lo for it in items) and any(it.x0 >= hi for it in items)]
 
 
-def merged_regions(items: list[Item], gutter: float) -> list[Region]:
-    """Strips joined while they keep a common gutter (or while neither has one)."""
+def merged_regions(items: list[Item], gutter: float, h: float) -> list[Region]:
+    """Strips joined while they keep a common gutter (or while neither has one). A strip with
+    text on one side only joins a gutter region only if it follows closely: after a gap it
+    is more likely a full-width section's heading than the rest of one column."""
     lo, hi = min(it.x0 for it in items), max(it.x1 for it in items)
     regions: list[Region] = []
     bands_of: list[list[tuple[float, float]]] = []
@@ -122,6 +124,10 @@ def merged_regions(items: list[Item], gutter: float) -> list[Region]:
             joined = region.items + strip
             had_gutter = bool(region.gutters) or bool(interior(bands, strip))
             gutters = interior(common, joined)
+            one_sided = bool(region.gutters) and not interior(bands, strip)
+            gap = min(it.y0 for it in strip) - max(it.y1 for it in region.items)
+            if one_sided and gap > 0.8 * h:
+                gutters = []
             if gutters or not had_gutter:
                 region.items, region.gutters, bands_of[-1] = joined, gutters, common
                 continue
@@ -151,7 +157,7 @@ def reading_order(items: list[Item], params: LayoutParams, h: float) -> list[lis
     if not items:
         return []
     leaves: list[list[Item]] = []
-    for region in merged_regions(items, params.gutter * h):
+    for region in merged_regions(items, params.gutter * h, h):
         split = _column_split(region, params)
         if split is None:
             leaves.append(region.items)
@@ -213,10 +219,33 @@ def _starts_block(rows: list[list[Item]], k: int, left_edge: float, right_edge: 
         return True
     if right_edge - px1 > _first_word_width(rows[k]) + params.short_line * unit * 0.25:
         return True  # the next line's first word would have fitted: the paragraph ended
+    if _is_bullet(rows[k][0].line.text):
+        return True
+    if _is_bullet(_block_start(rows, k, params).line.text):
+        return False  # hanging indent of a list item
     indented = x0 - left_edge > params.indent * unit and px0 - left_edge <= params.indent * unit
     nxt = _row_box(rows[k + 1]) if k + 1 < len(rows) else None
     back_to_margin = nxt is not None and nxt[0] - left_edge <= params.indent * unit
     return indented and back_to_margin
+
+
+BULLETS = "•●▪◦‣■□➢►✓-–*·"
+
+
+def _is_bullet(text: str) -> bool:
+    text = text.lstrip()
+    return len(text) > 1 and text[0] in BULLETS and (text[1] == " " or text[0] not in "-–*·")
+
+
+def _block_start(rows: list[list[Item]], k: int, params: LayoutParams) -> Item:
+    """The first item of the block row k-1 belongs to (walk up while rows touch)."""
+    j = k - 1
+    while j > 0 and not _is_bullet(rows[j][0].line.text):
+        above, here = _row_box(rows[j - 1]), _row_box(rows[j])
+        if here[1] - above[3] > params.para_gap * max(above[4], here[4]):
+            break
+        j -= 1
+    return rows[j][0]
 
 
 def _first_word_width(row: list[Item]) -> float:

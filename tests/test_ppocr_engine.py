@@ -1,0 +1,75 @@
+"""End-to-end OCR through the ppocr engine (real models)."""
+
+import pytest
+from PIL import Image
+
+from model_cache.engine import EngineError, EngineOptions
+from model_cache.ppocr.engine import PPOCREngine, to_rgb
+from model_cache.ppocr.runtime import gpu_available
+from outputs.model import PageResult
+
+from tests.ppocr_helpers import kit_cer, ppocr_engine  # noqa: F401  (fixture)
+
+
+def test_phototest_end_to_end(ppocr_engine, eval_dir):
+    # Tesseract reads this clean 200 dpi page perfectly (kit README: CER 0.000); we measured
+    # 0.000 too. 0.01 leaves room for one or two characters (~3 of 330) across ncnn builds,
+    # while a lost line (~40 characters, 0.12) or a wrong line order fails.
+    result = ppocr_engine.ocr(Image.open(eval_dir / "scans" / "phototest.tif"))
+    assert isinstance(result, PageResult)
+    assert result.engine == "ppocr-v5-mobile" and result.rotation == 0
+    assert kit_cer(eval_dir / "scans" / "phototest.gt.txt", result.text) < 0.01
+    lines = [line for block in result.blocks for line in block.lines]
+    assert len(lines) == 8
+    assert all(0.8 < line.conf <= 1.0 for line in lines)
+    assert "lot of 12 point text" in lines[0].text  # spaces between words are kept
+    assert set(result.timings) >= {"detect", "recognize", "total"}
+
+
+def test_blank_and_tiny_images_give_empty_pages(ppocr_engine):
+    blank = ppocr_engine.ocr(Image.new("L", (800, 600), 255))
+    assert blank.text == "" and blank.blocks == []
+    assert ppocr_engine.ocr(Image.new("RGB", (3, 2), "white")).text == ""
+
+
+def test_image_modes_are_accepted():
+    assert to_rgb(Image.new("1", (4, 3), 1)).shape == (3, 4, 3)
+    rgba = Image.new("RGBA", (4, 3), (0, 0, 0, 0))
+    assert to_rgb(rgba)[0, 0].tolist() == [255, 255, 255]  # transparent is paper, not ink
+    assert to_rgb(Image.new("I;16", (4, 3), 65535)).max() == 255
+
+
+def test_bad_options_are_refused():
+    with pytest.raises(EngineError, match="device"):
+        PPOCREngine(EngineOptions(device="tpu"))
+    with pytest.raises(EngineError, match="det_limit_side"):
+        PPOCREngine(EngineOptions(extra=(("det_limit_side", "big"),)))
+
+
+def test_engine_is_created_through_the_registry():
+    from model_cache.registry import create_engine
+    engine = create_engine("ppocr", EngineOptions(threads=1))
+    assert engine.name == "ppocr-v5-mobile"
+
+
+@pytest.mark.gpu
+def test_gpu_and_cpu_give_the_same_text(ppocr_engine, eval_dir):
+    if not gpu_available():
+        pytest.skip("ncnn sees no Vulkan device")
+    gpu = PPOCREngine(EngineOptions(threads=2, device="gpu"))
+    page = Image.open(eval_dir / "scans" / "phototest.tif")
+    assert gpu.ocr(page).text == ppocr_engine.ocr(page).text
+
+
+@pytest.mark.slow
+def test_cardinal_pages_all_come_out_upright_and_alike(ppocr_engine, eval_dir):
+    import pypdfium2 as pdfium
+    from runner.evaluation.metrics import cer
+    doc = pdfium.PdfDocument(str(eval_dir / "edge" / "cardinal.pdf"))
+    results = [ppocr_engine.ocr(doc[i].render(scale=200 / 72).to_pil()) for i in range(4)]
+    doc.close()
+    assert [r.rotation for r in results] == [0, 270, 180, 90]
+    base = "".join(results[0].text.split())
+    assert len(base) > 500
+    for other in results[1:]:
+        assert cer(base, "".join(other.text.split())) < 0.05
