@@ -82,13 +82,14 @@ def peak_rss_mb() -> float:
 
 
 def child_ncnn(model_dir: Path, threads: int, device: str, tokens: int, low_memory: bool,
-               fused: str) -> dict:
+               fused: str, options: str = "") -> dict:
     from model_cache.engine import EngineOptions
     from model_cache.hunyuan.engine import create_engine
 
     extra = (("max_new_tokens", str(tokens + 1)), ("loop_guard", "0"), ("low_memory", "1" if low_memory else "0"))
     if fused:
         extra += (("fused_decoder", fused),)
+    extra += tuple(tuple(kv.split("=", 1)) for kv in options.split(",") if kv)
     t0 = time.perf_counter()
     engine = create_engine(EngineOptions(threads=threads, device=device, model_dir=model_dir, extra=extra))
     load_s = time.perf_counter() - t0
@@ -158,10 +159,15 @@ def _sync(torch, device: str) -> float:
 
 
 def run_child(args: list[str]) -> dict:
+    t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, cwd=ROOT)
     if proc.returncode != 0:
-        return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"}
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+        result = {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"}
+    else:
+        result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result["wall_s"] = time.perf_counter() - t0
+    print(json.dumps(result), file=sys.stderr, flush=True)  # partial results survive a timeout
+    return result
 
 
 def print_table(rows: list[tuple[str, dict]]) -> None:
@@ -190,6 +196,10 @@ def main() -> int:
     parser.add_argument("--model-dir", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--low-memory", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--fused", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--options", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--variant", action="append", default=[],
+                        help="extra ncnn row: LABEL:key=value,key=value (engine options), e.g. "
+                             "'device attention:host_attention=0'")
     parser.add_argument("--size", default="full", choices=("full", "tiny"), help="tiny: smoke test of this script")
     parser.add_argument("--unfused-tokens", type=int, default=0,
                         help="also time the per-layer decoder graphs (default on cpu; the naive loop on gpu)")
@@ -197,7 +207,7 @@ def main() -> int:
 
     if args.child == "ncnn":
         print(json.dumps(child_ncnn(args.model_dir, args.threads, args.device, args.tokens, args.low_memory,
-                                    args.fused)))
+                                    args.fused, args.options)))
         return 0
     if args.child == "torch":
         print(json.dumps(child_torch(args.cache / "checkpoint", args.threads, args.torch_device,
@@ -218,6 +228,12 @@ def main() -> int:
         res = run_child(["--child", "ncnn", "--model-dir", str(folder), "--device", args.device, "--fused", "0",
                          "--tokens", str(args.unfused_tokens), *common])
         rows.append((f"ncnn {dtype} per-layer graphs ({args.device})", res))
+    for spec in args.variant:
+        label, _, options = spec.partition(":")
+        dtype, folder = next(iter(dirs.items()))
+        res = run_child(["--child", "ncnn", "--model-dir", str(folder), "--device", args.device,
+                         "--options", options, "--tokens", str(args.tokens), *common])
+        rows.append((f"ncnn {dtype} {label} ({args.device})", res))
     if args.low_memory_tokens > 0 and dirs:
         dtype, folder = next(iter(dirs.items()))
         print(f"ncnn {dtype} low-memory ...", file=sys.stderr)
