@@ -67,3 +67,9 @@ def test_user_folder_with_only_rec_and_dictionary(tmp_path):
     assert models.rec.param.parent == user.resolve()
     assert models.det.param.parent == assets.default_model_dir()
     assert models.dictionary.parent == user.resolve()
+
+
+def test_describe_for_models_list():
+    info = assets.describe()
+    assert info["name"] == "ppocr-v5-mobile" and info["engine"] == "ppocr"
+    assert info["nets"] == ["cls", "det", "rec"] and 10_000_000 < info["bytes"] < 15_000_000

@@ -67,6 +67,17 @@ def _check_layout(folder: Path, manifest: Manifest) -> None:
         raise ModelVerificationError(folder, problems)
 
 
+def describe(folder: Path | None = None) -> dict[str, Any]:
+    """What `pagerunner models list` shows for a ppocr folder (no hashing: see verify)."""
+    folder = Path(folder or default_model_dir()).resolve()
+    manifest = Manifest.load(folder)
+    size = sum((folder / rel).stat().st_size for rel in manifest.files if (folder / rel).is_file())
+    return {"name": manifest.name, "engine": manifest.engine, "path": str(folder),
+            "files": len(manifest.files), "bytes": size,
+            "source": manifest.meta.get("source", {}).get("package", ""),
+            "nets": sorted(manifest.meta.get("nets", {}))}
+
+
 @dataclass(frozen=True)
 class NetFiles:
     param: Path

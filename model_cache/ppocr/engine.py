@@ -4,6 +4,7 @@ recognition) on ncnn, with page orientation and reading order.
 Settings through EngineOptions.extra (all optional):
   det_limit_side (1920), det_thresh (0.3), det_box_thresh (0.6), det_unclip_ratio (1.5),
   rec_min_score (0.5: lines recognised with less confidence are dropped),
+  rec_squeeze (1.0: horizontal scale of line crops; recognition time is linear in it),
   orientation ("auto" | "off"), cls_vote_lines (8).
 """
 
@@ -53,7 +54,8 @@ def params_from(options: EngineOptions) -> PipelineParams:
     mode = (options.get("orientation") or "auto").lower()
     if mode not in ("auto", "off"):
         raise EngineError(f"ppocr option orientation={mode!r}: use 'auto' or 'off'")
-    return PipelineParams(det, RecParams(), orient, num("rec_min_score", 0.5), mode == "auto")
+    rec = RecParams(squeeze=num("rec_squeeze", RecParams.squeeze))
+    return PipelineParams(det, rec, orient, num("rec_min_score", 0.5), mode == "auto")
 
 
 def to_rgb(image: Image.Image) -> np.ndarray:

@@ -21,6 +21,7 @@ class RecParams:
     min_width: int = 64  # very short crops are padded to this width (grey)
     max_width: int = 4096  # a longer crop is squeezed horizontally
     vertical_ratio: float = 1.5  # h/w at which a crop is taken as vertical text and turned
+    squeeze: float = 1.0  # horizontal scale of the crop: rec time is linear in its width
 
 
 @dataclass
@@ -53,7 +54,7 @@ def rectify(rgb: np.ndarray, quad: np.ndarray, params: RecParams) -> np.ndarray:
     if vertical:
         width, height = height, width
     out_h = params.height
-    out_w = int(min(params.max_width, max(1, round(width * out_h / height))))
+    out_w = int(min(params.max_width, max(1, round(width * out_h / height * params.squeeze))))
     if height > 2 * out_h:  # strong downscale: warp at full size, then area-average
         full = _warp(rgb, src, int(round(width)), int(round(height)), cv2.INTER_LINEAR)
         return cv2.resize(full, (out_w, out_h), interpolation=cv2.INTER_AREA)
