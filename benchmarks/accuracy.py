@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from eval_sets import DEFAULT_DPI, DEFAULT_SEED, SET_NAMES, Sample, build_sets, shared_eval_dir  # noqa: E402
 from peers import TOOL_NAMES, Tool, ToolUnavailable, make_tool  # noqa: E402
+from result_cache import CachedResult, ResultCache  # noqa: E402
 from report_md import command_line, machine_facts, markdown_table, replace_section, utc_now  # noqa: E402
 
 from runner.evaluation.metrics import Counts, TextScore, score_text  # noqa: E402
@@ -31,14 +32,17 @@ class Cell:
     """One tool on one set."""
     counts: Counts = field(default_factory=Counts)
     seconds: float = 0.0
+    timed: int = 0  # samples whose time is known
     samples: int = 0
     failures: int = 0
     perfect: int = 0  # samples with CER 0
     per_sample: dict[str, TextScore] = field(default_factory=dict)
 
-    def add(self, ident: str, score: TextScore, seconds: float) -> None:
+    def add(self, ident: str, score: TextScore, seconds: float | None) -> None:
         self.counts = self.counts + score.counts
-        self.seconds += seconds
+        if seconds is not None:
+            self.seconds += seconds
+            self.timed += 1
         self.samples += 1
         self.perfect += score.counts.char_edits == 0
         self.per_sample[ident] = score
@@ -53,6 +57,10 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=2, help="thread budget of every tool")
     parser.add_argument("--limit", type=int, default=0, help="at most this many samples per set (0: all)")
     parser.add_argument("--dump", type=Path, help="write every tool's text per sample into this folder")
+    parser.add_argument("--cache", type=Path, help="JSONL of results: reused when present, appended to "
+                                                   "as samples finish (resume a stopped run)")
+    parser.add_argument("--report-only", action="store_true",
+                        help="with --cache: build the tables from the cached samples only, OCR nothing")
     parser.add_argument("--no-docs", action="store_true", help="do not update docs/benchmarks.md")
     return parser.parse_args()
 
@@ -68,23 +76,40 @@ def load_tools(names: list[str], threads: int) -> tuple[list[Tool], list[str]]:
     return tools, missing
 
 
-def run_set(samples: list[Sample], tools: list[Tool], dump: Path | None) -> dict[str, Cell]:
+def _recognise(tool: Tool, sample: Sample, image) -> CachedResult:
+    started = time.perf_counter()
+    try:
+        text, failed = tool.ocr(image, sample.kind, sample.cjk, sample.dpi), False
+    except Exception as exc:  # a crashing peer is a result, not a reason to stop
+        print(f"{tool.name} failed on {sample.ident}: {exc}", file=sys.stderr)
+        text, failed = "", True
+    return CachedResult(text, time.perf_counter() - started, failed)
+
+
+def run_set(samples: list[Sample], tools: list[Tool], dump: Path | None,
+            cache: ResultCache | None, report_only: bool) -> dict[str, Cell]:
     """Tools take turns on each sample, so slow drifts of the machine hit all of them alike."""
     cells = {tool.name: Cell() for tool in tools}
     for sample in samples:
-        image = sample.load()
+        image = None
+        results: dict[str, CachedResult] = {}
         for tool in tools:
-            started = time.perf_counter()
-            try:
-                text = tool.ocr(image, sample.kind, sample.cjk, sample.dpi)
-            except Exception as exc:  # a crashing peer is a result, not a reason to stop
-                print(f"{tool.name} failed on {sample.ident}: {exc}", file=sys.stderr)
-                cells[tool.name].failures += 1
-                text = ""
-            seconds = time.perf_counter() - started
-            cells[tool.name].add(sample.ident, score_text(sample.reference, text), seconds)
-            if dump is not None:
-                _dump(dump, tool.name, sample, text)
+            cached = cache.get(sample.set_name, sample.ident, tool.name, tool.description) if cache else None
+            if cached is None and not report_only:
+                image = image if image is not None else sample.load()
+                cached = _recognise(tool, sample, image)
+                if cache is not None:
+                    cache.put(sample.set_name, sample.ident, tool.name, tool.description, cached)
+                if dump is not None:
+                    _dump(dump, tool.name, sample, cached.text)
+            if cached is not None:
+                results[tool.name] = cached
+        if len(results) < len(tools):
+            continue  # report-only: score a sample only once every tool has read it
+        for tool in tools:
+            result = results[tool.name]
+            cells[tool.name].failures += result.failed
+            cells[tool.name].add(sample.ident, score_text(sample.reference, result.text), result.seconds)
         print(f"  {sample.set_name}: {sample.ident} done", file=sys.stderr)
     return cells
 
@@ -104,10 +129,16 @@ def summary_table(results: dict[str, dict[str, Cell]], sets: dict[str, list[Samp
     for set_name, cells in results.items():
         kind = "lines" if sets[set_name] and sets[set_name][0].kind == "line" else "pages"
         for tool, cell in cells.items():
-            rows.append([set_name, f"{cell.samples} {kind}", tool, fmt(cell.counts.cer),
+            if not cell.samples:
+                rows.append([set_name, f"0 of {len(sets[set_name])} {kind}", tool, *["-"] * 6])
+                continue
+            size = f"{cell.samples} {kind}"
+            if cell.samples < len(sets[set_name]):
+                size += f" (of {len(sets[set_name])})"
+            rows.append([set_name, size, tool, fmt(cell.counts.cer),
                          fmt(cell.counts.wer), fmt(cell.counts.bag_f1),
                          f"{cell.perfect}/{cell.samples}",
-                         f"{cell.seconds / max(1, cell.samples):.2f}",
+                         f"{cell.seconds / cell.timed:.2f}" if cell.timed else "n/a",
                          str(cell.failures) if cell.failures else ""])
     return markdown_table(["set", "size", "tool", "CER", "WER", "bag-F1", "exact", "s/sample",
                            "failed"], rows, "lllrrrrrr")
@@ -117,6 +148,8 @@ def detail_table(cells: dict[str, Cell], samples: list[Sample]) -> str:
     tools = list(cells)
     rows = []
     for sample in samples:
+        if sample.ident not in cells[tools[0]].per_sample:
+            continue
         row = [sample.ident + (" (CJK)" if cells[tools[0]].per_sample[sample.ident].cjk else "")]
         for tool in tools:
             score = cells[tool].per_sample[sample.ident]
@@ -170,7 +203,13 @@ def main() -> None:
     tools, missing = load_tools(args.tools, args.threads)
     if not tools:
         raise SystemExit("no tool available")
-    results = {name: run_set(samples, tools, args.dump) for name, samples in sets.items()}
+    cache = None
+    if args.cache is not None:
+        cache = ResultCache(args.cache, {"dpi": args.dpi, "seed": args.seed, "threads": args.threads})
+    elif args.report_only:
+        raise SystemExit("--report-only needs --cache")
+    results = {name: run_set(samples, tools, args.dump, cache, args.report_only)
+               for name, samples in sets.items()}
     markdown = render_markdown(results, sets, tools, missing, args)
     print(markdown)
     if not args.no_docs:
