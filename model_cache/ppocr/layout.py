@@ -179,9 +179,12 @@ def _column_split(region: Region, params: LayoutParams) -> tuple[list[Item], lis
 
 
 def rows_of(items: list[Item], params: LayoutParams) -> list[list[Item]]:
+    """Group items into rows against each row's first (reference) item, so one tall box
+    (a merged table cell, a vertical label) cannot chain two rows together."""
     rows: list[list[Item]] = []
     for it in sorted(items, key=lambda i: i.cy):
-        if rows and any(_same_row(it, o, params) for o in rows[-1]):
+        ref = rows[-1][0] if rows else None
+        if ref is not None and _same_row(it, ref, params) and ref.y0 <= it.cy <= ref.y1:
             rows[-1].append(it)
         else:
             rows.append([it])
