@@ -82,7 +82,7 @@ def peak_rss_mb() -> float:
 
 
 def child_ncnn(model_dir: Path, threads: int, device: str, tokens: int, low_memory: bool,
-               fused: str, options: str = "") -> dict:
+               fused: str, options: str = "", warmup: bool = False) -> dict:
     from model_cache.engine import EngineOptions
     from model_cache.hunyuan.engine import create_engine
 
@@ -94,16 +94,21 @@ def child_ncnn(model_dir: Path, threads: int, device: str, tokens: int, low_memo
     engine = create_engine(EngineOptions(threads=threads, device=device, model_dir=model_dir, extra=extra))
     load_s = time.perf_counter() - t0
     engine.generation = replace(engine.generation, eos_ids=frozenset())
+    if warmup:  # first use of each pipeline/allocation, kept out of the timed page
+        engine.run_page(document_image(320, 320))
     run = engine.run_page(document_image())
     gen, timings = run.generation, run.result.timings
+    layers_s = statistics.median(s[0] for s in gen.split_s)
+    head_s = statistics.median(s[1] for s in gen.split_s)
     prompt = int(timings["prompt_tokens"])
     return {"load_s": load_s, "vision_s": timings["vision_s"], "prompt_tokens": prompt,
             "prefill_tok_s": prompt / gen.prefill_s, "ttft_s": timings["vision_s"] + gen.prefill_s,
             "decode_tok_s": 1.0 / statistics.median(gen.step_s), "decoded": len(gen.step_s),
-            "peak_rss_mb": peak_rss_mb()}
+            "step_layers_ms": layers_s * 1e3, "step_head_ms": head_s * 1e3, "peak_rss_mb": peak_rss_mb()}
 
 
-def child_torch(checkpoint: Path, threads: int, device: str, dtype: str, tokens: int) -> dict:
+def child_torch(checkpoint: Path, threads: int, device: str, dtype: str, tokens: int,
+                warmup: bool = False) -> dict:
     import torch
     from transformers import HunYuanVLForConditionalGeneration
     from transformers.models.hunyuan_vl.image_processing_pil_hunyuan_vl import HunYuanVLImageProcessorPil
@@ -124,6 +129,18 @@ def child_torch(checkpoint: Path, threads: int, device: str, dtype: str, tokens:
     tower = model.model.vision_tower
     tower.register_forward_pre_hook(lambda *_: vision.append(_sync(torch, device)))
     tower.register_forward_hook(lambda *_: vision.append(_sync(torch, device)))
+    if warmup:  # CUDA context, cuBLAS handles and kernel loading, kept out of the timing
+        small = proc(document_image(320, 320), return_tensors="pt")
+        sh, sw = small["image_grid_thw"][0, 1:].tolist()
+        n = (sh // 2) * (sw // 2 + 1) + 2
+        ids_small = torch.tensor([[ids.bos, ids.image_start] + [ids.image] * n + [ids.image_end, ids.assistant]],
+                                 device=device)
+        with torch.no_grad():
+            model.generate(input_ids=ids_small, attention_mask=torch.ones_like(ids_small),
+                           pixel_values=small["pixel_values"].to(device, torch_dtype),
+                           image_grid_thw=small["image_grid_thw"].to(device),
+                           mm_token_type_ids=(ids_small == ids.image).int(), max_new_tokens=2, do_sample=False)
+        vision.clear()
     t0 = time.perf_counter()
     pix = proc(document_image(), return_tensors="pt")
     gh, gw = pix["image_grid_thw"][0, 1:].tolist()
@@ -171,7 +188,8 @@ def run_child(args: list[str]) -> dict:
 
 
 def print_table(rows: list[tuple[str, dict]]) -> None:
-    head = f"{'engine':34} {'vision s':>9} {'prompt':>7} {'prefill tok/s':>14} {'TTFT s':>8} {'decode tok/s':>13} {'peak RSS MB':>12}"
+    head = (f"{'engine':34} {'vision s':>9} {'prompt':>7} {'prefill tok/s':>14} {'TTFT s':>8} "
+            f"{'decode tok/s':>13} {'peak RSS MB':>12}")
     print(head)
     print("-" * len(head))
     for name, r in rows:
@@ -197,6 +215,8 @@ def main() -> int:
     parser.add_argument("--low-memory", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--fused", default="", help=argparse.SUPPRESS)
     parser.add_argument("--options", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--warmup", action="store_true",
+                        help="one small page first in each process (use on GPUs: pipeline/kernel setup)")
     parser.add_argument("--variant", action="append", default=[],
                         help="extra ncnn row: LABEL:key=value,key=value (engine options), e.g. "
                              "'device attention:host_attention=0'")
@@ -207,16 +227,16 @@ def main() -> int:
 
     if args.child == "ncnn":
         print(json.dumps(child_ncnn(args.model_dir, args.threads, args.device, args.tokens, args.low_memory,
-                                    args.fused, args.options)))
+                                    args.fused, args.options, args.warmup)))
         return 0
     if args.child == "torch":
         print(json.dumps(child_torch(args.cache / "checkpoint", args.threads, args.torch_device,
-                                     args.torch_dtype, args.tokens)))
+                                     args.torch_dtype, args.tokens, args.warmup)))
         return 0
 
     dtypes = [d for d in args.dtypes.split(",") if d]
     dirs = prepare(args.cache, dtypes, log=lambda m: print(m, file=sys.stderr), size=args.size)
-    common = ["--threads", str(args.threads), "--cache", str(args.cache)]
+    common = ["--threads", str(args.threads), "--cache", str(args.cache), *(["--warmup"] if args.warmup else [])]
     rows = []
     for dtype, folder in dirs.items():
         print(f"ncnn {dtype} {args.device} ...", file=sys.stderr)

@@ -3,6 +3,7 @@ cache, and the LM head. Hidden states stay ncnn Mats from layer to layer."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import ncnn
@@ -38,6 +39,7 @@ class Decoder:
         self.rope = Rope(cfg.head_dim, cfg.rope_base, cfg.mrope_section)
         self.cache = KVCache(cfg.layers, graphs.kv_allocator)
         self.delta = 0  # decode position offset from the token index
+        self.step_split = (0.0, 0.0)  # last step: seconds in the layers, in the LM head
 
     def graph_names(self) -> list[str]:
         if self.fused:
@@ -69,9 +71,14 @@ class Decoder:
         cos, sin = self.rope.cos_sin(np.array([position]))
         c, s = to_mat(cos), to_mat(sin)
         mask = to_mat(np.zeros((1, self.cache.length + 1), dtype=np.float32))
+        t0 = time.perf_counter()
         x = self._stack(to_mat(self.embed([token])), mask, (c, s), (c, s), self.graph)
         self.cache.advance(1)
-        return self.logits(to_numpy(x).reshape(1, -1))
+        hidden = to_numpy(x).reshape(1, -1)
+        t1 = time.perf_counter()
+        logits = self.logits(hidden)
+        self.step_split = (t1 - t0, time.perf_counter() - t1)
+        return logits
 
     def logits(self, hidden: np.ndarray) -> np.ndarray:
         (out,) = self.graphs.run("lm_head", {"in0": to_mat(hidden)}, ["out0"])

@@ -25,6 +25,7 @@ class Generation:
     prefill_s: float
     decode_s: float
     step_s: list[float] = field(default_factory=list)
+    split_s: list[tuple[float, float]] = field(default_factory=list)  # (layers, LM head) per step
 
 
 @dataclass
@@ -45,6 +46,7 @@ def generate(decoder: Decoder, embeds: np.ndarray, positions: np.ndarray, prompt
     tokens: list[int] = []
     probs: list[float] = []
     steps: list[float] = []
+    splits: list[tuple[float, float]] = []
     stop = "max_new_tokens"
     t1 = time.perf_counter()
     while len(tokens) < settings.max_new_tokens:
@@ -66,4 +68,5 @@ def generate(decoder: Decoder, embeds: np.ndarray, positions: np.ndarray, prompt
         ts = time.perf_counter()
         logits = decoder.step(token)
         steps.append(time.perf_counter() - ts)
-    return Generation(tokens, probs, stop, first_logits, prefill_s, time.perf_counter() - t1, steps)
+        splits.append(decoder.step_split)
+    return Generation(tokens, probs, stop, first_logits, prefill_s, time.perf_counter() - t1, steps, splits)

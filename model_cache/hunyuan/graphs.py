@@ -121,6 +121,8 @@ def _configure(opt: ncnn.Option, settings: NetSettings) -> None:
     # fp32 must mean fp32 end to end: ncnn defaults to fp16 storage/arithmetic where supported.
     opt.use_fp16_storage = low == "fp16" or (settings.gpu and low == "bf16")
     opt.use_fp16_packed = opt.use_fp16_storage
-    opt.use_fp16_arithmetic = False
+    # fp16 arithmetic only where weights are already stored in 16 bits and on Vulkan, where it
+    # is the fast path; x86 would gain nothing and lose precision.
+    opt.use_fp16_arithmetic = settings.gpu and low != "fp32"
     opt.use_bf16_storage = low == "bf16" and not settings.gpu
     opt.use_bf16_packed = opt.use_bf16_storage
