@@ -16,6 +16,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from jobs.expand import ExpandOptions, InputError, expand_inputs
 from jobs.pageranges import PageRangeError, PageRanges
@@ -149,8 +150,11 @@ def _run(files, options: EvalOptions, console: Console) -> EvalResult:
         try:
             return evaluate(files, options, create_engine, on_page)
         except (EngineError, ModelVerificationError) as exc:
-            console.print(f"[red]error:[/red] {exc}")
+            console.print(f"[red]error:[/red] {escape(str(exc))}")
             raise typer.Exit(int(EXIT_ENGINE)) from None
+        except KeyboardInterrupt:
+            console.print("[yellow]interrupted[/yellow]: no report (eval keeps no partial state)")
+            raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
 
 
 def _exit_code(result: EvalResult, max_cer: float | None, console: Console) -> ExitCode:
@@ -165,5 +169,5 @@ def _exit_code(result: EvalResult, max_cer: float | None, console: Console) -> E
 
 
 def _usage(console: Console, message: str) -> None:
-    console.print(f"[red]error:[/red] {message}")
+    console.print(f"[red]error:[/red] {escape(message)}")
     raise typer.Exit(int(EXIT_USAGE))
