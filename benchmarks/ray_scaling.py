@@ -20,8 +20,9 @@ OCR, commit, write) into a fresh output folder. Reported:
 
 The overhead part runs a no-op engine (`benchmarks.ray_scaling:create_noop_engine`, returns an
 empty page) on --noop-pages tiny PNGs, so everything left is runner and executor overhead.
-The local executors run first; then one local Ray instance (num_cpus = max(CPUs, workers x
-threads)) serves every Ray row, and its start is reported once. The outputs of every run are
+Executors run in the order given; one local Ray instance (num_cpus = max(CPUs, workers x
+threads)) serves every Ray row, its start is reported once, and it is shut down before the next
+executor's rows (its runtime threads would count as driver CPU). The outputs of every run are
 compared with the first run of the same job (timings aside): "same output".
 """
 
@@ -209,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pages", type=int, default=48)
     parser.add_argument("--workers", default="1,2,4,8")
+    parser.add_argument("--local-workers", default=None, help="for the process executor (default: --workers)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--executors", default="ray,process")
     parser.add_argument("--dpi", type=float, default=200.0)
@@ -218,6 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None, help="also write the rows here (JSON lines)")
     args = parser.parse_args(argv)
     workers = [int(w) for w in args.workers.split(",") if w]
+    local_workers = [int(w) for w in (args.local_workers or args.workers).split(",") if w]
     executors = [e for e in args.executors.split(",") if e]
     noop_workers = [int(w) for w in args.noop_workers.split(",") if w]
     from report_md import command_line, machine_facts
@@ -230,20 +233,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"# ppocr job: {total} A4 pages at {args.dpi:g} dpi in {len(list(pdf_job.iterdir()))} PDFs",
               flush=True)
         tiny = make_tiny_job(args.noop_pages, root) if args.noop_pages else None
-        # Ray's runtime threads in this process cost CPU: the local executors run before it starts.
-        order = sorted(executors, key=lambda e: e == "ray")
         reference: dict[str, list[dict]] = {}
-        for ex in order:
+        for ex in executors:
             if ex == "ray":
                 import ray
 
                 cpus = max(os.cpu_count() or 1, max(workers + noop_workers) * args.threads)
                 print(f"# ray {ray.__version__}: local instance with num_cpus={cpus} started in "
                       f"{start_ray(cpus):.1f} s", flush=True)
-            single = ex == "inline"  # one worker by nature
-            plan = [("ppocr", pdf_job, "ppocr", n) for n in ([1] if single else workers)]
+            counts = [1] if ex == "inline" else (local_workers if ex == "process" else workers)
+            plan = [("ppocr", pdf_job, "ppocr", n) for n in counts]
             if tiny is not None:
-                plan += [("noop", tiny, NOOP_ENGINE, n) for n in ([1] if single else noop_workers)]
+                plan += [("noop", tiny, NOOP_ENGINE, n) for n in ([1] if ex == "inline" else noop_workers)]
             for job, inputs, engine, n in plan:
                 row, output = run_once(inputs, root / "out", job, engine, ex, n, args.threads, args.dpi)
                 row.same_output = "yes" if reference.setdefault(job, output) == output else "NO"
@@ -253,6 +254,8 @@ def main(argv: list[str] | None = None) -> int:
                 if args.json:
                     with open(args.json, "a", encoding="utf-8") as fh:
                         fh.write(json.dumps(asdict(row)) + "\n")
+            if ex == "ray":
+                ray.shutdown()  # its runtime threads would add to the next rows' driver CPU
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print()
