@@ -51,3 +51,20 @@ def test_rectify_gives_48_high_crops_and_turns_vertical_lines():
     tall = np.array([[100, 20], [120, 20], [120, 180], [100, 180]], dtype=np.float32)
     assert rectify(img, tall, RecParams()).shape[0] == 48
     assert rectify(img, tall, RecParams()).shape[1] == 384
+
+
+def test_logits_decode_equals_softmax_decode():
+    rng = np.random.default_rng(0)
+    logits = rng.normal(0, 3, size=(40, 6)).astype(np.float32)
+    logits[::3, 0] += 8  # plenty of blanks, as in real output
+    probs = np.exp(logits - logits.max(1, keepdims=True))
+    probs /= probs.sum(1, keepdims=True)
+    a, b = ctc_decode(probs, DICT), ctc_decode(logits, DICT, logits=True)
+    assert a.text == b.text and a.conf == pytest.approx(b.conf, rel=1e-5)
+
+
+def test_softmax_input_of_the_shipped_rec_net():
+    from model_cache.ppocr.recognition import softmax_input
+    param = default_model_dir() / "rec.ncnn.param"
+    blob = softmax_input(param, "out0")
+    assert blob is not None and blob != "out0"

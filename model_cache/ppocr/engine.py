@@ -23,7 +23,7 @@ from model_cache.ppocr.layout import build_blocks
 from model_cache.ppocr.orientation import (OrientParams, rotate_boxes, rotate_image,
                                            upside_down, vertical_share)
 from model_cache.ppocr.recognition import (RecParams, RecResult, load_dictionary, recognize,
-                                           rectify)
+                                           rectify, softmax_input)
 from model_cache.ppocr.runtime import NcnnNet, RuntimeOptions
 from outputs.model import Line, PageResult
 
@@ -83,6 +83,7 @@ class PPOCREngine:
         self.rec = NcnnNet(self.models.rec, runtime)
         self.cls = NcnnNet(self.models.cls, runtime)
         self.dictionary = load_dictionary(self.models.dictionary)
+        self.rec_logits = softmax_input(self.models.rec.param, self.models.rec.output)
 
     def ocr(self, image: Image.Image) -> PageResult:
         timings: dict[str, float] = {}
@@ -125,10 +126,10 @@ class PPOCREngine:
 
     def _read(self, rgb: np.ndarray, box: TextBox) -> RecResult:
         crop = rectify(rgb, box.quad, self.params.rec)
-        result = recognize(self.rec, crop, self.dictionary, self.params.rec)
+        result = recognize(self.rec, crop, self.dictionary, self.params.rec, self.rec_logits)
         if self.params.orientation and result.conf < self.params.retry_flip_below:
             flipped = recognize(self.rec, np.ascontiguousarray(crop[::-1, ::-1]), self.dictionary,
-                                self.params.rec)
+                                self.params.rec, self.rec_logits)
             if flipped.conf > result.conf + 0.2:
                 return flipped
         return result

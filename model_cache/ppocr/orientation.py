@@ -25,6 +25,7 @@ class OrientParams:
     vertical_share: float = 0.6  # share of elongated boxes (by length) that must be vertical
     elongation: float = 2.0  # a box counts only if its long side is this many times its short
     vote_lines: int = 8  # lines the 0/180 classifier looks at
+    early_votes: int = 3  # ...unless this many agree with p < 0.05 (or > 0.95)
     flip_share: float = 0.75  # weighted share of "180" votes needed to turn the page
     cls_width: int = 160
     cls_height: int = 80
@@ -82,10 +83,15 @@ def flip_probability(net: NcnnNet, rgb: np.ndarray, quad: np.ndarray, params: Or
 
 
 def upside_down(net: NcnnNet, rgb: np.ndarray, boxes: list[TextBox], params: OrientParams) -> bool:
-    """Vote over the longest lines; each vote weighs by its confidence (|p - 0.5|)."""
+    """Vote over the longest lines; each vote weighs by its confidence (|p - 0.5|). The vote
+    stops early once the first few lines agree with high confidence (most pages)."""
     lines = [b for b in boxes if _is_line(b.quad, params)]
     lines.sort(key=lambda b: -quad_size(b.quad)[0])
-    votes = [flip_probability(net, rgb, b.quad, params) for b in lines[: params.vote_lines]]
+    votes: list[float] = []
+    for box in lines[: params.vote_lines]:
+        votes.append(flip_probability(net, rgb, box.quad, params))
+        if len(votes) >= params.early_votes and (max(votes) < 0.05 or min(votes) > 0.95):
+            break
     if not votes:
         return False
     weights = np.abs(np.array(votes) - 0.5)

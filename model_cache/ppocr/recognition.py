@@ -79,19 +79,38 @@ def crop_to_mat(crop: np.ndarray, params: RecParams) -> ncnn.Mat:
     return mat
 
 
-def ctc_decode(probs: np.ndarray, dictionary: list[str]) -> RecResult:
-    """Greedy CTC: best class per step, collapse repeats, drop blanks (index 0)."""
-    best = probs.argmax(axis=1)
-    best_p = probs[np.arange(len(best)), best]
+def ctc_decode(scores: np.ndarray, dictionary: list[str], logits: bool = False) -> RecResult:
+    """Greedy CTC: best class per step, collapse repeats, drop blanks (index 0).
+    `scores` are softmax probabilities, or raw logits (then only the emitted steps pay for
+    a softmax: the arg-max is the same either way)."""
+    best = scores.argmax(axis=1)
     keep = best != 0
     if len(best) > 1:
         keep[1:] &= best[1:] != best[:-1]
-    idx, p = best[keep], best_p[keep]
+    idx = best[keep]
+    if logits:
+        rows = scores[keep]
+        top = rows[np.arange(len(idx)), idx]
+        p = 1.0 / np.exp(rows - top[:, None]).sum(axis=1) if len(idx) else np.zeros(0)
+    else:
+        p = scores[np.arange(len(best)), best][keep]
     text = "".join(dictionary[i] if i < len(dictionary) else "" for i in idx)
     conf = float(p.mean()) if len(p) else 0.0
     return RecResult(text.strip(), conf, p.astype(np.float32))
 
 
-def recognize(net: NcnnNet, crop: np.ndarray, dictionary: list[str], params: RecParams) -> RecResult:
-    probs = net.run(crop_to_mat(crop, params))
-    return ctc_decode(probs.reshape(-1, probs.shape[-1]), dictionary)
+def softmax_input(param: Path, output: str) -> str | None:
+    """The blob feeding the final Softmax that produces `output`, if the net ends that way."""
+    for line in reversed(param.read_text(encoding="utf-8").splitlines()):
+        fields = line.split()
+        if len(fields) >= 6 and fields[0] == "Softmax" and fields[5] == output:
+            return fields[4]
+    return None
+
+
+def recognize(net: NcnnNet, crop: np.ndarray, dictionary: list[str], params: RecParams,
+              logits_blob: str | None = None) -> RecResult:
+    """Run the recogniser; with `logits_blob` (see softmax_input) the 18385-way softmax of
+    every time step is skipped."""
+    scores = net.run(crop_to_mat(crop, params), logits_blob)
+    return ctc_decode(scores.reshape(-1, scores.shape[-1]), dictionary, logits=bool(logits_blob))
