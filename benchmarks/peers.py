@@ -44,6 +44,20 @@ def _dist_version(name: str) -> str:
         return "not installed"
 
 
+def engine_code_digest(engine: str) -> str:
+    """A short digest of the engine's source and model files: the engine changes while the
+    project is developed, and results (or cached results) must say which code produced them."""
+    import hashlib
+
+    folder = REPO / "model_cache" / engine
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and path.suffix in (".py", ".json", ".param", ".txt"):
+            digest.update(path.relative_to(folder).as_posix().encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:10]
+
+
 class PagerunnerTool:
     """pagerunner's engine in-process, exactly as `pagerunner run`/`eval` use it."""
 
@@ -58,8 +72,9 @@ class PagerunnerTool:
         from runner import __version__
 
         self.name = f"pagerunner {engine}"
-        self.description = (f"pagerunner {__version__} engine `{engine}` "
-                            f"({self.engine.name}, ncnn {_dist_version('ncnn')}, {threads} threads)")
+        self.description = (f"pagerunner {__version__} engine `{engine}` ({self.engine.name}, "
+                            f"engine code {engine_code_digest(engine)}, ncnn {_dist_version('ncnn')}, "
+                            f"{threads} threads)")
 
     def ocr(self, image: Image.Image, kind: str, cjk: bool, dpi: float | None) -> str:
         return self.engine.ocr(image).text

@@ -32,6 +32,7 @@ from typing import Callable
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from eval_sets import DEFAULT_DPI, shared_eval_dir  # noqa: E402
+from peers import engine_code_digest  # noqa: E402
 from procmem import Measurement, measure  # noqa: E402
 from report_md import command_line, machine_facts, markdown_table, median, replace_section, utc_now  # noqa: E402
 
@@ -208,8 +209,9 @@ def make_contenders(names: list[str], job: Job, threads: int) -> list[Contender]
     made = []
     for name in names:
         if name == "pagerunner":
-            made.append(Contender(name, f"pagerunner {__version__} `run` on the PDF (ppocr, ncnn), "
-                                        f"--threads {threads}, jsonl+md+txt",
+            made.append(Contender(name, f"pagerunner {__version__} `run` on the PDF (ppocr, engine code "
+                                        f"{engine_code_digest('ppocr')}, ncnn), --threads {threads}, "
+                                        "jsonl+md+txt",
                                   pagerunner_command(job.pdf, threads, job.dpi), count_jsonl_ok))
         elif name == "pagerunner-png":
             made.append(Contender(name, f"pagerunner {__version__} `run` on the PNG folder",
