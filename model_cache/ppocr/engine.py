@@ -20,6 +20,7 @@ from model_cache.engine import EngineError, EngineOptions
 from model_cache.ppocr.assets import MODEL_NAME, ModelSet, load_model_set
 from model_cache.ppocr.detection import DetParams, TextBox, detect
 from model_cache.ppocr.layout import build_blocks
+from model_cache.ppocr.leaders import leader_lines
 from model_cache.ppocr.orientation import (OrientParams, rotate_boxes, rotate_image,
                                            upside_down, vertical_share)
 from model_cache.ppocr.recognition import (RecParams, RecResult, load_dictionary, recognize,
@@ -96,7 +97,7 @@ class PPOCREngine:
         lines = self._recognize(rgb, boxes)
         timings["recognize"] = time.perf_counter() - mark
         mark = time.perf_counter()
-        blocks = build_blocks(lines, rgb.shape[0])
+        blocks = build_blocks(lines + leader_lines(rgb, lines), rgb.shape[0])
         timings["layout"] = time.perf_counter() - mark
         timings["total"] = time.perf_counter() - start
         return PageResult.from_blocks(blocks, width=rgb.shape[1], height=rgb.shape[0],

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from model_cache.ppocr.leaders import LEADER_TEXT
 from outputs.model import Block, Line
 
 
@@ -31,6 +32,7 @@ class LayoutParams:
     indent: float = 1.0  # first-line indent, in line heights
     short_line: float = 3.0  # slack (quarter line heights) on top of the next line's first word
     margin_band: float = 0.07  # header/footer: single line within this share of the page height
+    join_gap: float = 2.5  # boxes of one row closer than this (line heights) are one line
 
 
 @dataclass
@@ -196,8 +198,35 @@ def _row_box(row: list[Item]) -> tuple[float, float, float, float, float]:
             max(i.y1 for i in row), float(np.median([i.h for i in row])))
 
 
+def join_row(row: list[Item], params: LayoutParams) -> list[Item]:
+    """Join boxes of one row that are one text line split by the detector (a small gap) or
+    that a dot leader connects ("Title ... 29"); table cells further apart stay apart."""
+    out = [row[0]]
+    for it in row[1:]:
+        prev = out[-1]
+        unit = max(prev.h, it.h)
+        leader = LEADER_TEXT in (prev.line.text, it.line.text)
+        if leader or it.x0 - prev.x1 < params.join_gap * unit:
+            out[-1] = _joined(prev, it)
+        else:
+            out.append(it)
+    return out
+
+
+def _joined(a: Item, b: Item) -> Item:
+    la, lb = a.line, b.line
+    words = [t for t in (la.text, lb.text)]
+    weights = [0 if t == LEADER_TEXT else len(t) for t in words]
+    confs = [la.conf, lb.conf]
+    conf = sum(w * c for w, c in zip(weights, confs)) / sum(weights) if sum(weights) else min(confs)
+    box = [list(la.box[0]), list(lb.box[1]), list(lb.box[2]), list(la.box[3])]
+    line = Line(" ".join(words), conf, box)
+    return Item(line, min(a.x0, b.x0), min(a.y0, b.y0), max(a.x1, b.x1), max(a.y1, b.y1),
+                max(a.h, b.h))
+
+
 def leaf_blocks(items: list[Item], params: LayoutParams) -> list[Block]:
-    rows = rows_of(items, params)
+    rows = [join_row(row, params) for row in rows_of(items, params)]
     left_edge = min(i.x0 for i in items)
     right_edge = max(i.x1 for i in items)
     blocks: list[list[list[Item]]] = []
