@@ -78,3 +78,16 @@ def test_header_and_footer_are_marked():
         _line("12", 800, 2290, 840, 25)]
     blocks = build_blocks(lines, 2339)
     assert blocks[0].kind == "header" and blocks[-1].kind == "footer"
+
+
+def test_margin_notes_follow_the_paragraph_they_stand_beside():
+    full = "body " * 30
+    lines = [_line("note A", 60, 200, 260), _line("New: 2018", 60, 240, 260, 20)]
+    for k in range(4):
+        lines.append(_line(f"p1 line {k} " + full, 400, 200 + 40 * k, 1500))
+    lines.append(_line("p1 end.", 400, 360, 700))
+    for k in range(3):
+        lines.append(_line(f"p2 line {k} " + full, 400, 460 + 40 * k, 1500))
+    lines.append(_line("note B", 60, 460, 260))
+    order = [t.split(" line")[0].split()[0] for t in _order(build_blocks(lines, 2339))]
+    assert order == ["p1"] * 4 + ["p1", "note", "New:"] + ["p2"] * 3 + ["note"]

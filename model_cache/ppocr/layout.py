@@ -33,6 +33,8 @@ class LayoutParams:
     short_line: float = 3.0  # slack (quarter line heights) on top of the next line's first word
     margin_band: float = 0.07  # header/footer: single line within this share of the page height
     join_gap: float = 2.5  # boxes of one row closer than this (line heights) are one line
+    note_width: float = 0.4  # margin notes: a side column this narrow relative to the body...
+    note_share: float = 0.6  # ...with at most this many lines per body line
 
 
 @dataclass
@@ -154,20 +156,70 @@ def _same_row(a: Item, b: Item, params: LayoutParams) -> bool:
     return overlap >= params.row_overlap * min(a.y1 - a.y0, b.y1 - b.y0)
 
 
-def reading_order(items: list[Item], params: LayoutParams, h: float) -> list[list[Item]]:
-    """Leaves (lists of items read row by row), in reading order."""
+def ordered_blocks(items: list[Item], params: LayoutParams, h: float) -> list[Block]:
+    """Blocks in reading order: regions top to bottom, columns left to right; a narrow,
+    sparse side column (margin notes) is woven in after the body block each note sits by."""
     if not items:
         return []
-    leaves: list[list[Item]] = []
+    blocks: list[Block] = []
     for region in merged_regions(items, params.gutter * h, h):
         split = _column_split(region, params)
         if split is None:
-            leaves.append(region.items)
+            blocks.extend(leaf_blocks(region.items, params))
+            continue
+        left, right = split
+        notes, body = _margin_notes(left, right, params)
+        if notes is None:
+            blocks.extend(ordered_blocks(left, params, h))
+            blocks.extend(ordered_blocks(right, params, h))
         else:
-            left, right = split
-            leaves.extend(reading_order(left, params, h))
-            leaves.extend(reading_order(right, params, h))
-    return leaves
+            blocks.extend(_weave(ordered_blocks(body, params, h), _note_blocks(notes, params, h)))
+    return blocks
+
+
+def _extent(items: list[Item]) -> float:
+    return max(it.x1 for it in items) - min(it.x0 for it in items)
+
+
+def _margin_notes(left: list[Item], right: list[Item],
+                  params: LayoutParams) -> tuple[list[Item] | None, list[Item]]:
+    for notes, body in ((left, right), (right, left)):
+        if (_extent(notes) < params.note_width * _extent(body)
+                and len(notes) <= params.note_share * len(body)):
+            return notes, body
+    return None, left + right
+
+
+def _note_blocks(notes: list[Item], params: LayoutParams, h: float) -> list[Block]:
+    """Each vertically separate group of note lines is its own block."""
+    groups: list[list[Item]] = []
+    for it in sorted(notes, key=lambda i: i.y0):
+        if groups and it.y0 - max(g.y1 for g in groups[-1]) <= params.para_gap * h:
+            groups[-1].append(it)
+        else:
+            groups.append([it])
+    return [Block(lines=[it.line for it in sorted(g, key=lambda i: (i.y0, i.x0))]) for g in groups]
+
+
+def _block_top(block: Block) -> float:
+    return min(p[1] for line in block.lines for p in line.box)
+
+
+def _block_bottom(block: Block) -> float:
+    return max(p[1] for line in block.lines for p in line.box)
+
+
+def _weave(body: list[Block], notes: list[Block]) -> list[Block]:
+    """Put each note after the last body block that starts above the note's bottom (the
+    paragraph the note stands beside)."""
+    out: list[tuple[float, int, Block]] = []
+    for k, block in enumerate(body):
+        out.append((float(k), 0, block))
+    for note in notes:
+        bottom = _block_bottom(note)
+        anchor = max((k for k, b in enumerate(body) if _block_top(b) < bottom), default=-1)
+        out.append((anchor + 0.5, 1, note))
+    return [block for _, _, block in sorted(out, key=lambda t: (t[0], t[1]))]
 
 
 def _column_split(region: Region, params: LayoutParams) -> tuple[list[Item], list[Item]] | None:
@@ -305,7 +357,7 @@ def build_blocks(lines: list[Line], page_height: int, params: LayoutParams | Non
     if not items:
         return []
     h = median_height(items)
-    blocks = [b for leaf in reading_order(items, params, h) for b in leaf_blocks(leaf, params)]
+    blocks = ordered_blocks(items, params, h)
     _mark_margins(blocks, page_height, h, params)
     return blocks
 
