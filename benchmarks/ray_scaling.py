@@ -163,7 +163,10 @@ def make_tiny_job(pages: int, root: Path) -> Path:
     folder = root / "tiny-job"
     folder.mkdir(parents=True)
     for i in range(pages):
-        Image.new("L", (64, 48), i % 256).save(folder / f"{i:05d}.png")
+        image = Image.new("L", (64, 48), 255)
+        for bit in range(24):  # the page number as a row of pixels: every file is a new document
+            image.putpixel((bit, 0), 0 if (i >> bit) & 1 else 255)
+        image.save(folder / f"{i:05d}.png")
     return folder
 
 

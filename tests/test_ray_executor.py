@@ -213,7 +213,7 @@ def test_page_that_kills_actors_twice_is_failed_and_the_batch_goes_on(ray_cluste
 def test_stuck_page_times_out_and_its_actor_is_replaced(ray_cluster, corpus, tmp_path):
     odd = add_odd_page(corpus)
     config = ray_config(corpus, tmp_path / "ray", engine=TEST_ENGINE, hang_size=odd)
-    config.page_timeout = 3.0
+    config.page_timeout = 5.0
     started = time.monotonic()
     summary = run_job(config)
     assert time.monotonic() - started < 60
