@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -60,13 +61,27 @@ from runner.job import RunConfig, make_executor, run_job  # noqa: E402
 from runner.ray_executor import RayExecutor  # noqa: E402
 
 
+CLI_DELAY = "0.4"  # seconds per page for CLI drivers joining the shared cluster (time to kill them)
+
+
 @pytest.fixture(scope="module")
 def ray_cluster():
     if ray.is_initialized():
         ray.shutdown()
-    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.WARNING,
-             runtime_env={"env_vars": env})
+    # The cluster's own environment (inherited by the workers of every job) carries the fake
+    # engine's delay for CLI drivers that join it; this test process's job sets it back to 0.
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+           "PAGERUNNER_FAKE_DELAY": "0"}
+    saved = os.environ.get("PAGERUNNER_FAKE_DELAY")
+    os.environ["PAGERUNNER_FAKE_DELAY"] = CLI_DELAY
+    try:
+        ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.WARNING,
+                 runtime_env={"env_vars": env})
+    finally:
+        if saved is None:
+            os.environ.pop("PAGERUNNER_FAKE_DELAY", None)
+        else:
+            os.environ["PAGERUNNER_FAKE_DELAY"] = saved
     yield ray
     ray.shutdown()
 
@@ -234,4 +249,28 @@ def test_cli_joins_an_existing_cluster_by_address(ray_cluster, corpus, tmp_path)
     done = run_cli("run", str(corpus), "-o", str(out), "--engine", FAKE_ENGINE, "--executor", "ray",
                    "--ray-address", address, "--workers", "2", "--threads", "1", timeout=240)
     assert done.returncode == 0, done.stderr
+    assert comparable(out) == expected
+
+
+@pytest.mark.slow
+def test_driver_killed_mid_run_then_rerun_resumes(ray_cluster, corpus, tmp_path):
+    expected = local_run(corpus, tmp_path / "local")
+    out = tmp_path / "ray"
+    args = ["run", str(corpus), "-o", str(out), "--engine", FAKE_ENGINE, "--executor", "ray",
+            "--ray-address", ray_cluster.get_runtime_context().gcs_address, "--workers", "2", "--threads", "1"]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    driver = subprocess.Popen([sys.executable, "-m", "runner", *args], cwd=REPO, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    results = out / "results.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and driver.poll() is None:
+        if results.exists() and len(results.read_text(encoding="utf-8").splitlines()) >= 2:
+            break
+        time.sleep(0.05)
+    driver.kill()  # SIGKILL: no cleanup at all
+    driver.wait()
+    done_before = len(results.read_text(encoding="utf-8").splitlines())
+    assert 2 <= done_before < len(expected), "the driver was not killed mid-run"
+    again = run_cli(*args, timeout=240)
+    assert again.returncode == 0, again.stderr
     assert comparable(out) == expected
