@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -73,11 +74,13 @@ def ray_cluster():
     env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
            "PAGERUNNER_FAKE_DELAY": "0"}
     saved = os.environ.get("PAGERUNNER_FAKE_DELAY")
+    sigterm = signal.getsignal(signal.SIGTERM)
     os.environ["PAGERUNNER_FAKE_DELAY"] = CLI_DELAY
     try:
         ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.WARNING,
                  runtime_env={"env_vars": env})
     finally:
+        signal.signal(signal.SIGTERM, sigterm)  # ray.init installs its own; other tests expect pytest's
         if saved is None:
             os.environ.pop("PAGERUNNER_FAKE_DELAY", None)
         else:
