@@ -234,6 +234,9 @@ def _print_summary(summary: RunSummary, out: Path) -> None:
         err_console.print(f"  ... and {len(summary.failures) - 20} more (pagerunner status {out})")
     if summary.interrupted_by:
         err_console.print("[yellow]interrupted[/]: rerun the same command to resume")
+    elif summary.pages_pending:
+        err_console.print(f"[yellow]{summary.pages_pending} page(s) were not processed[/]: "
+                          "rerun the same command to finish them")
 
 
 def main() -> None:

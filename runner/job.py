@@ -97,6 +97,7 @@ class RunSummary:
     pages_total: int = 0
     pages_done: int = 0
     pages_failed: int = 0
+    pages_pending: int = 0
     documents_failed: int = 0
     processed_now: int = 0
     seconds: float = 0.0
@@ -112,7 +113,7 @@ class RunSummary:
             return ExitCode.INTERRUPTED
         if self.interrupted_by == signal.SIGTERM:
             return ExitCode.TERMINATED
-        if self.pages_failed or self.documents_failed:
+        if self.pages_failed or self.documents_failed or self.pages_pending:
             return ExitCode.PAGES_FAILED
         return ExitCode.OK
 
@@ -331,6 +332,7 @@ def _fill_summary(store: JobStore, summary: RunSummary) -> None:
     summary.pages_total = sum(counts.values())
     summary.pages_done = counts.get("done", 0)
     summary.pages_failed = counts.get("failed", 0)
+    summary.pages_pending = counts.get("pending", 0) + counts.get("running", 0)
     summary.failures = store.failures()
 
 

@@ -17,4 +17,4 @@ $PIP install -q -e '.[test]'
 $PIP install -q torch==2.13.0
 $PIP install -q 'transformers>=5.13' pnnx==20261020 'tokenizers>=0.20'
 # Optional extras exercised by the tests.
-$PIP install -q 'ray[default]>=2.9' || echo "ray could not be installed: its tests will be skipped" >&2
+$PIP install -q 'ray[default]==2.60.0' || echo "ray could not be installed: its tests will be skipped" >&2

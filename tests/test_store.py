@@ -87,3 +87,18 @@ def test_commit_is_one_transaction(tmp_path, corpus):
     store = JobStore(out)
     rows = store.db.execute("SELECT state, result IS NOT NULL FROM pages").fetchall()
     assert all(state == "done" and has for state, has in rows)
+
+
+def test_pages_left_pending_are_not_success(corpus, tmp_path):
+    """An executor that silently drops pages must not make the run look finished."""
+    from runner.executors import InlineExecutor
+
+    class DroppingExecutor(InlineExecutor):
+        def run(self, tasks, stop):
+            for index, result in enumerate(super().run(tasks, stop)):
+                if index % 2 == 0:
+                    yield result
+
+    summary = run_job(config([corpus], tmp_path / "out"),
+                      executor_factory=lambda cfg: DroppingExecutor(cfg.worker_config()))
+    assert summary.pages_pending > 0 and summary.exit_code == 1
