@@ -163,7 +163,10 @@ def render_markdown(results: dict[str, dict[str, Cell]], sets: dict[str, list[Sa
     parts = [
         "## Accuracy",
         "",
-        f"Measured {utc_now()} with `{command_line()}`.",
+        f"Measured {utc_now()} with `{command_line()}`" + (
+            " (tables built from the result cache of earlier runs of `python benchmarks/accuracy.py "
+            "--cache FILE`, which resume where they stopped; a record is reused only for the same tool "
+            "description)." if args.report_only else "."),
         f"Machine: {machine_facts()}.",
         "",
         "Tools (same thread budget for all):",
