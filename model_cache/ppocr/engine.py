@@ -80,7 +80,7 @@ class PPOCREngine:
         if options.device not in ("cpu", "gpu"):
             raise EngineError(f"unknown device '{options.device}' (cpu or gpu)")
         runtime = RuntimeOptions(threads=options.threads, gpu=options.device == "gpu")
-        self.det = NcnnNet(self.models.det, runtime)
+        self.det = NcnnNet(self.models.det, RuntimeOptions(runtime.threads, runtime.gpu, direct_conv=True))
         self.rec = NcnnNet(self.models.rec, runtime)
         self.cls = NcnnNet(self.models.cls, runtime)
         self.dictionary = load_dictionary(self.models.dictionary)
@@ -91,6 +91,7 @@ class PPOCREngine:
         start = time.perf_counter()
         rgb = to_rgb(image)
         boxes = detect(self.det, rgb, self.params.det)
+        self.det.release()  # the detector's buffers are the biggest: free them before rec
         timings["detect"] = time.perf_counter() - start
         rgb, boxes, rotation = self._orient(rgb, boxes, timings)
         mark = time.perf_counter()
@@ -99,6 +100,8 @@ class PPOCREngine:
         mark = time.perf_counter()
         blocks = build_blocks(lines + leader_lines(rgb, lines), rgb.shape[0])
         timings["layout"] = time.perf_counter() - mark
+        self.rec.release()
+        self.cls.release()
         timings["total"] = time.perf_counter() - start
         return PageResult.from_blocks(blocks, width=rgb.shape[1], height=rgb.shape[0],
                                       engine=self.name, rotation=rotation, timings=timings)
