@@ -91,3 +91,17 @@ def test_margin_notes_follow_the_paragraph_they_stand_beside():
     lines.append(_line("note B", 60, 460, 260))
     order = [t.split(" line")[0].split()[0] for t in _order(build_blocks(lines, 2339))]
     assert order == ["p1"] * 4 + ["p1", "note", "New:"] + ["p2"] * 3 + ["note"]
+
+
+def test_a_skewed_toc_still_pairs_titles_with_page_numbers():
+    import numpy as np
+    angle = np.deg2rad(1.2)
+    rot = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
+    lines = []
+    for k in range(8):
+        y = 200 + 40 * k
+        for text, x0, x1 in ((f"Section {k} title", 100, 500), (str(10 + k), 1500, 1540)):
+            box = (np.array([[x0, y], [x1, y], [x1, y + 30], [x0, y + 30]]) @ rot.T).tolist()
+            lines.append(Line(text, 0.99, box))
+    order = _order(build_blocks(lines, 2339))
+    assert order == [t for k in range(8) for t in (f"Section {k} title", str(10 + k))]

@@ -57,8 +57,30 @@ class Region:
     gutters: list[tuple[float, float]] = field(default_factory=list)
 
 
-def make_item(line: Line) -> Item:
+def page_skew(lines: list[Line]) -> float:
+    """Median baseline angle (radians) of the longer lines, weighted by length."""
+    angles, weights = [], []
+    for line in lines:
+        pts = np.asarray(line.box, dtype=np.float64)
+        dx, dy = pts[1] - pts[0]
+        height = np.linalg.norm(pts[3] - pts[0])
+        if dx > 4 * max(height, 1.0):
+            angles.append(np.arctan2(dy, dx))
+            weights.append(dx)
+    if not angles:
+        return 0.0
+    order = np.argsort(angles)
+    cum = np.cumsum(np.asarray(weights)[order])
+    return float(np.asarray(angles)[order][np.searchsorted(cum, cum[-1] / 2)])
+
+
+def make_item(line: Line, skew: float = 0.0) -> Item:
+    """Geometry of a line in the page's deskewed frame (the line keeps its real box), so
+    rows and columns of a slightly rotated scan line up as on the original."""
     pts = np.asarray(line.box, dtype=np.float64)
+    if skew:
+        c, s = np.cos(-skew), np.sin(-skew)
+        pts = pts @ np.array([[c, s], [-s, c]])
     h = float((np.linalg.norm(pts[3] - pts[0]) + np.linalg.norm(pts[2] - pts[1])) / 2)
     x0, y0 = pts.min(0)
     x1, y1 = pts.max(0)
@@ -353,7 +375,9 @@ def _to_block(rows: list[list[Item]]) -> Block:
 def build_blocks(lines: list[Line], page_height: int, params: LayoutParams | None = None) -> list[Block]:
     """Group recognised lines into paragraph-sized blocks in reading order."""
     params = params or LayoutParams()
-    items = [make_item(line) for line in lines if line.text.strip()]
+    kept = [line for line in lines if line.text.strip()]
+    skew = page_skew(kept)
+    items = [make_item(line, skew) for line in kept]
     if not items:
         return []
     h = median_height(items)

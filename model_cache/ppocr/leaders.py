@@ -18,21 +18,27 @@ def _bounds(line: Line) -> tuple[float, float, float, float]:
 
 
 def is_leader(gray: np.ndarray, x0: float, x1: float, y0: float, y1: float) -> bool:
-    """Regular small dark dots along the lower half of the row between x0 and x1."""
+    """Regular small dark dots along the lower part of the row between x0 and x1 (each dot
+    is checked on its own, so a slightly skewed row of dots still counts)."""
     h = y1 - y0
-    top, bottom = int(round(y0 + 0.45 * h)), int(round(y1))
+    top, bottom = int(round(y0 + 0.35 * h)), int(round(y1))
     left, right = int(round(x0 + 0.1 * h)), int(round(x1 - 0.1 * h))
     if right - left < 1.5 * h or bottom <= top:
         return False
-    ink = gray[top:bottom, left:right] < 128
-    rows = np.nonzero(ink.any(axis=1))[0]
-    if len(rows) == 0 or rows[-1] - rows[0] + 1 > 0.3 * h:
-        return False  # nothing there, or something taller than a dot
+    band = gray[top:bottom, left:right]
+    lo, hi = float(band.min()), float(np.percentile(band, 90))
+    if hi - lo < 60:
+        return False  # no contrast: nothing there
+    ink = band < (lo + hi) / 2
     cols = ink.any(axis=0).astype(np.int8)
     edges = np.diff(np.concatenate([[0], cols, [0]]))
     starts, ends = np.nonzero(edges == 1)[0], np.nonzero(edges == -1)[0]
     if len(starts) < 3 or (ends - starts).max() > 0.35 * h:
         return False
+    for a, b in zip(starts, ends):
+        rows = np.nonzero(ink[:, a:b].any(axis=1))[0]
+        if rows[-1] - rows[0] + 1 > 0.35 * h:
+            return False  # taller than a dot: a letter, a rule seen end-on
     pitch = np.diff(starts)
     regular = pitch.std() <= 0.35 * pitch.mean()
     covered = starts[0] < 2.5 * pitch.mean() and (right - left) - ends[-1] < 2.5 * pitch.mean()
