@@ -105,6 +105,25 @@ def boxes_from_map(prob: np.ndarray, params: DetParams, out_w: int, out_h: int) 
     return boxes
 
 
+def detection_margin(width: int, height: int) -> int:
+    """DB needs some background around text: a tight crop (one text line touching the image
+    edges) is read from a copy with a margin of paper added."""
+    return int(min(64, max(16, min(width, height) // 2)))
+
+
+def paper_colour(rgb: np.ndarray) -> tuple[int, int, int]:
+    edge = np.concatenate([rgb[0], rgb[-1], rgb[:, 0], rgb[:, -1]])
+    return tuple(int(v) for v in np.median(edge, axis=0))
+
+
 def detect(net: NcnnNet, rgb: np.ndarray, params: DetParams) -> list[TextBox]:
-    prob = probability_map(net, rgb, params)
-    return boxes_from_map(prob, params, rgb.shape[1], rgb.shape[0])
+    h, w = rgb.shape[:2]
+    pad = detection_margin(w, h)
+    padded = cv2.copyMakeBorder(rgb, pad, pad, pad, pad, cv2.BORDER_CONSTANT, value=paper_colour(rgb))
+    prob = probability_map(net, padded, params)
+    boxes = boxes_from_map(prob, params, w + 2 * pad, h + 2 * pad)
+    for box in boxes:
+        box.quad -= pad
+        box.quad[:, 0] = np.clip(box.quad[:, 0], 0, w)
+        box.quad[:, 1] = np.clip(box.quad[:, 1], 0, h)
+    return boxes
