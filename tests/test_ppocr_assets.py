@@ -54,15 +54,12 @@ def test_missing_file_and_bad_layout_are_refused(tmp_path):
 
 
 def test_user_folder_with_only_rec_and_dictionary(tmp_path):
-    from model_cache.manifest import MANIFEST_NAME, build_manifest
     user = tmp_path / "latin"
     user.mkdir()
     for name in ("rec.ncnn.param", "rec.ncnn.bin", "ppocr_keys_v5.txt"):
         shutil.copyfile(assets.default_model_dir() / name, user / name)
-    meta = {"nets": {"rec": {"param": "rec.ncnn.param", "bin": "rec.ncnn.bin"}},
-            "dictionary": {"file": "ppocr_keys_v5.txt"}}
-    manifest = build_manifest(user, "my-rec", "ppocr", meta)
-    (user / MANIFEST_NAME).write_text(manifest.to_json())
+    assets.write_manifest(user, "my-rec", {"rec": {"param": "rec.ncnn.param", "bin": "rec.ncnn.bin"}},
+                          "ppocr_keys_v5.txt")
     models = assets.load_model_set(user)
     assert models.rec.param.parent == user.resolve()
     assert models.det.param.parent == assets.default_model_dir()

@@ -78,6 +78,21 @@ def describe(folder: Path | None = None) -> dict[str, Any]:
             "nets": sorted(manifest.meta.get("nets", {}))}
 
 
+def write_manifest(folder: Path, name: str, nets: dict[str, dict[str, Any]],
+                   dictionary: str | None = None) -> Manifest:
+    """Make a user folder usable with --model-dir: e.g. nets={"rec": {"param": "rec.param",
+    "bin": "rec.bin"}} and the recogniser's dictionary file (blank first, space last)."""
+    from model_cache.manifest import MANIFEST_NAME, build_manifest
+    folder = Path(folder)
+    meta: dict[str, Any] = {"nets": nets}
+    if dictionary is not None:
+        meta["dictionary"] = {"file": dictionary}
+    manifest = build_manifest(folder, name, ENGINE_NAME, meta)
+    (folder / MANIFEST_NAME).write_text(manifest.to_json(), encoding="utf-8")
+    verify(folder)
+    return manifest
+
+
 @dataclass(frozen=True)
 class NetFiles:
     param: Path
