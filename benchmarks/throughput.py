@@ -13,9 +13,11 @@ tesseract as one process with OMP_THREAD_LIMIT=2, and as two processes with 1 th
 half of the pages; RapidOCR with 2 onnxruntime intra-op threads. Tools take turns, repeat after
 repeat, and the tables report medians and ratios to pagerunner.
 
-The memory run OCRs a --memory-pages-page PDF (strips of the same pages, a few lines each, so
-that it finishes in minutes) and samples the resident memory of pagerunner's process tree
-against the number of pages done: it should stay flat.
+The memory runs OCR a --memory-pages-page PDF (strips of the same pages, a few lines each, so
+that it finishes in minutes) and sample the resident memory of pagerunner's process tree
+against the number of pages done: it should stay flat. Two variants: pages sharing their fonts
+(one book), and every page with its own font copies (a PDF merged from many files; PDFium keeps
+what it parsed of a document until the document is closed).
 """
 
 from __future__ import annotations
@@ -68,6 +70,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--tools", nargs="+", choices=TOOL_NAMES, default=list(DEFAULT_TOOLS))
     parser.add_argument("--memory-pages", type=int, default=500, help="pages of the memory run")
+    parser.add_argument("--memory-variants", nargs="+", choices=list(MEMORY_VARIANTS),
+                        default=list(MEMORY_VARIANTS), help="which long-job PDFs to run")
     parser.add_argument("--skip-memory-run", action="store_true")
     parser.add_argument("--skip-throughput", action="store_true")
     parser.add_argument("--workdir", type=Path, help="keep inputs and outputs here (default: a temp dir)")
@@ -103,15 +107,25 @@ def build_job(work: Path, pages: int, dpi: float) -> Job:
     return Job(pdf, pngs, pages, dpi)
 
 
-def build_strip_pdf(path: Path, pages: int, strip_pt: float = 40.0) -> Path:
+MEMORY_VARIANTS = {
+    "shared": "pages share their fonts, as in one book-like PDF",
+    "per-page": "every page carries its own copy of its fonts, as in a PDF merged from many files",
+}
+
+
+def build_strip_pdf(path: Path, pages: int, variant: str = "shared", strip_pt: float = 40.0) -> Path:
     """`pages` pages, each a horizontal strip (a few text lines) of a maint-guide page."""
     import pypdfium2 as pdfium
 
     source = pdfium.PdfDocument(str(shared_eval_dir() / "pdfs" / SOURCE_PDF))
     doc = pdfium.PdfDocument.new()
+    if variant == "shared":
+        doc.import_pages(source, [i % len(source) for i in range(pages)])
+    else:  # one import per page embeds a copy of the page's fonts every time
+        for i in range(pages):
+            doc.import_pages(source, [i % len(source)])
     offsets = [90 + k * strip_pt for k in range(15)]  # below the running head, down the page
     for i in range(pages):
-        doc.import_pages(source, [i % len(source)])
         page = doc[i]
         left, bottom, right, top = page.get_mediabox()
         y_top = top - offsets[(i // len(source)) % len(offsets)]
@@ -273,30 +287,44 @@ def throughput_table(contenders: list[Contender], pages: int) -> str:
                           rows)
 
 
-def run_memory(work: Path, pages: int, threads: int, dpi: float) -> tuple[Measurement, Path]:
-    pdf = build_strip_pdf(work / f"strips{pages}.pdf", pages)
-    out = work / "out" / "memory"
+@dataclass
+class MemoryRun:
+    variant: str
+    pdf_bytes: int
+    result: Measurement
+    done: int
+
+
+def run_memory(work: Path, pages: int, threads: int, dpi: float, variant: str) -> MemoryRun:
+    pdf = build_strip_pdf(work / f"strips{pages}-{variant}.pdf", pages, variant)
+    out = work / "out" / f"memory-{variant}"
     shutil.rmtree(out, ignore_errors=True)
     argv, env = pagerunner_command(pdf, threads, dpi)(out)
     result = measure(argv, env, interval=1.0, progress=lambda: count_lines(out / "results.jsonl"),
                      timeout=4 * 3600)
     done = count_jsonl_ok(out)
-    print(f"  memory run: {done}/{pages} pages in {result.seconds:.0f} s, rc={result.returncode}, "
-          f"tree peak {result.tree_peak_mib:.0f} MiB", file=sys.stderr)
+    print(f"  memory run ({variant}): {done}/{pages} pages in {result.seconds:.0f} s, "
+          f"rc={result.returncode}, tree peak {result.tree_peak_mib:.0f} MiB", file=sys.stderr)
     if result.returncode != 0:
         print(result.stderr_tail, file=sys.stderr)
-    return result, pdf
+    run = MemoryRun(variant, pdf.stat().st_size, result, done)
+    shutil.rmtree(out, ignore_errors=True)
+    return run
 
 
 def memory_table(result: Measurement, pages: int) -> str:
     marks = sorted({m for m in (1, 10, 50, 100, 200, 300, 400, pages) if m <= pages})
     rows = []
     for mark in marks:
-        window = [rss for _, rss, done in result.samples if done <= mark]
         at = [(t, rss) for t, rss, done in result.samples if done >= mark]
         if not at:
             continue
+        window = [rss for t, rss, _ in result.samples if t <= at[0][0]]
         rows.append([str(mark), f"{at[0][0]:.0f}", f"{at[0][1]:.0f}", f"{max(window):.0f}"])
+    if result.samples and result.samples[-1][2] < pages:
+        t, rss, done = result.samples[-1]  # the last sample, just before the process ended
+        rows.append([f"{done} (last sample)", f"{t:.0f}", f"{rss:.0f}",
+                     f"{max(r for _, r, _ in result.samples):.0f}"])
     return markdown_table(["pages done", "elapsed s", "RSS now (MiB)", "peak so far (MiB)"], rows)
 
 
@@ -319,7 +347,7 @@ def growth(result: Measurement) -> str:
 # --- report ---------------------------------------------------------------------------------
 
 def render_markdown(args: argparse.Namespace, contenders: list[Contender], job: Job | None,
-                    memory: tuple[Measurement, Path] | None) -> str:
+                    memory: list[MemoryRun]) -> str:
     load = os.getloadavg()
     parts = [
         "## Throughput and memory",
@@ -345,15 +373,15 @@ def render_markdown(args: argparse.Namespace, contenders: list[Contender], job: 
             "(sampled every 0.25 s; shared pages count once per process); the largest-process figure is the "
             "kernel's ru_maxrss.",
         ]
-    if memory is not None:
-        result, pdf = memory
-        done = result.samples[-1][2] if result.samples else 0
+    for run in memory:
+        result = run.result
         parts += [
             "",
-            f"Memory over a long job: `pagerunner run` on a {args.memory_pages}-page PDF (each page a strip "
-            f"of a few text lines of `{SOURCE_PDF}`, A4 width, {args.dpi:.0f} dpi), --threads {args.threads}; "
-            f"{done} pages done in {result.seconds:.0f} s, exit code {result.returncode}. Resident memory of "
-            f"pagerunner's process tree against pages done (sampled every second):",
+            f"Memory over a long job ({run.variant}: {MEMORY_VARIANTS[run.variant]}): `pagerunner run` on a "
+            f"{args.memory_pages}-page PDF of {run.pdf_bytes / 1e6:.1f} MB (each page a strip of a few text "
+            f"lines of `{SOURCE_PDF}`, A4 width, {args.dpi:.0f} dpi), --threads {args.threads}; {run.done} "
+            f"pages done in {result.seconds:.0f} s, exit code {result.returncode}. Resident memory of "
+            "pagerunner's process tree against pages done (sampled every second):",
             "",
             memory_table(result, args.memory_pages),
             "",
@@ -373,7 +401,8 @@ def main() -> None:
             job = build_job(work, args.pages, args.dpi)
             contenders = make_contenders(args.tools, job, args.threads)
             run_throughput(contenders, job, work, args.repeats)
-        memory = None if args.skip_memory_run else run_memory(work, args.memory_pages, args.threads, args.dpi)
+        variants = [] if args.skip_memory_run else args.memory_variants
+        memory = [run_memory(work, args.memory_pages, args.threads, args.dpi, v) for v in variants]
         markdown = render_markdown(args, contenders, job, memory)
     finally:
         if args.workdir is None:
