@@ -37,7 +37,7 @@ class Decoder:
         self.rope_variant = rope_variant
         self.table = np.load(folder / "embed_tokens.npy", mmap_mode="r")
         self.rope = Rope(cfg.head_dim, cfg.rope_base, cfg.mrope_section)
-        self.cache = KVCache(cfg.layers, graphs.kv_allocator)
+        self.cache = KVCache(cfg.layers, graphs.allocators())
         self.delta = 0  # decode position offset from the token index
         self.step_split = (0.0, 0.0)  # last step: seconds in the layers, in the LM head
 

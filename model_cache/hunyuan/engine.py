@@ -109,6 +109,7 @@ class HunyuanEngine:
         return PageRun(result, gen, image_embeds, prompt.ids)
 
     def close(self) -> None:
+        self.decoder.cache.reset()
         self.graphs.close()
 
 

@@ -61,10 +61,12 @@ class VisionBlock(nn.Module):
         n, c = x.shape[1], x.shape[2]
         hd = c // self.heads
         h = self.ln1(x)
-        q = self.q(h).view(1, n, self.heads, hd).transpose(1, 2)
+        # Scaling q explicitly keeps pnnx from fusing this into ncnn's MultiHeadAttention, which
+        # holds all heads' n x n scores at once (1.9 GB at 5456 patches); SDPA works per thread.
+        q = self.q(h).view(1, n, self.heads, hd).transpose(1, 2) * (hd ** -0.5)
         k = self.k(h).view(1, n, self.heads, hd).transpose(1, 2)
         v = self.v(h).view(1, n, self.heads, hd).transpose(1, 2)
-        a = F.scaled_dot_product_attention(q, k, v)
+        a = F.scaled_dot_product_attention(q, k, v, scale=1.0)
         x = x + self.o(a.transpose(1, 2).reshape(1, n, c))
         return x + self.fc2(self.act(self.fc1(self.ln2(x))))
 

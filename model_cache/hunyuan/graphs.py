@@ -3,9 +3,9 @@
 Python traps this module exists to contain (all confirmed with ncnn 1.0.20261020):
 - ncnn.Mat(ndarray) wraps without copying and without holding a reference: the array must stay
   alive in a named variable until .clone() has copied it.
-- Without opt.kvcache_allocator the SDPA cache is garbage; the allocator must outlive every Net
-  and every cache Mat, so it is the last attribute of every holder (attributes are released in
-  order) and close() drops nets first.
+- Without opt.kvcache_allocator the SDPA cache is garbage; the allocators must outlive every Net
+  and every Mat they gave out, so they are the last attributes of every holder (attributes are
+  released in order) and close() drops nets first.
 - extract(name) (type 0) returns a converted copy of a blob; for the KV cache that copy loses
   the cache's capacity stride and the next step reads scrambled keys. Caches are extracted raw
   (type 1), which hands back SDPA's own Mat to be grown in place.
@@ -47,6 +47,12 @@ class GraphStore:
         self.resident = resident
         self._nets: dict[str, ncnn.Net] = {}
         self._fused: dict[str, tuple[str, list[Path]]] = {}
+        # Shared pools: with ncnn's per-net defaults every one of the ~50 graphs keeps its own
+        # cache of freed activation blocks, which reached 20 GB on a 1000x1400 page.
+        self.blob_allocator = ncnn.PoolAllocator()
+        self.workspace_allocator = ncnn.PoolAllocator()
+        for pool in (self.blob_allocator, self.workspace_allocator):
+            pool.set_size_compare_ratio(0.0)  # any cached block that is large enough may be reused
         self.kv_allocator = ncnn.UnlockedPoolAllocator()
 
     def register_fused(self, name: str, param_text: str, bins: list[Path]) -> None:
@@ -73,6 +79,8 @@ class GraphStore:
             raw: tuple[str, ...] = ()) -> list[ncnn.Mat]:
         """Run graph `name`; blobs listed in `raw` come back unconverted (KV caches)."""
         ex = self.net(name).create_extractor()
+        ex.set_blob_allocator(self.blob_allocator)
+        ex.set_workspace_allocator(self.workspace_allocator)
         for blob, mat in inputs.items():
             ex.input(blob, mat)
         results = []
@@ -82,6 +90,14 @@ class GraphStore:
                 raise RuntimeError(f"ncnn graph {name}: extracting {blob} failed ({ret})")
             results.append(mat)
         return results
+
+    def allocators(self) -> tuple[ncnn.Allocator, ...]:
+        return (self.blob_allocator, self.workspace_allocator, self.kv_allocator)
+
+    def trim(self) -> None:
+        """Give cached activation blocks back (between pages: page sizes differ)."""
+        self.blob_allocator.clear()
+        self.workspace_allocator.clear()
 
     def close(self) -> None:
         for net in self._nets.values():

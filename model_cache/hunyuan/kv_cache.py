@@ -10,10 +10,12 @@ import ncnn
 
 
 class KVCache:
-    def __init__(self, layers: int, allocator: ncnn.Allocator):
+    def __init__(self, layers: int, allocators: tuple[ncnn.Allocator, ...]):
         self.layers = layers
         self.reset()
-        self.allocator = allocator  # set last: released after the cache Mats it allocated
+        # Set last, so released after the cache Mats: SDPA grows caches with the kv-cache
+        # allocator, and on Vulkan the downloaded caches come from the blob allocator.
+        self.allocators = allocators
 
     def reset(self) -> None:
         self.keys: list[ncnn.Mat] = [ncnn.Mat() for _ in range(self.layers)]
