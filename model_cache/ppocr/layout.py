@@ -170,7 +170,8 @@ def is_row_structured(left: list[Item], right: list[Item], params: LayoutParams)
     h = median_height(short + other)
     paired = sum(1 for it in short if any(_same_row(it, o, params) for o in other))
     narrow = min(np.median([it.x1 - it.x0 for it in side]) for side in (left, right))
-    return paired >= params.aligned_share * len(short) and narrow < params.short_item * h
+    few_rows = max(len(left), len(right)) <= 3  # too few lines to tell columns from a table
+    return paired >= params.aligned_share * len(short) and (narrow < params.short_item * h or few_rows)
 
 
 def _same_row(a: Item, b: Item, params: LayoutParams) -> bool:
@@ -220,7 +221,8 @@ def _note_blocks(notes: list[Item], params: LayoutParams, h: float) -> list[Bloc
             groups[-1].append(it)
         else:
             groups.append([it])
-    return [Block(lines=[it.line for it in sorted(g, key=lambda i: (i.y0, i.x0))]) for g in groups]
+    return [Block(lines=[it.line for row in rows_of(g, params) for it in join_row(row, params)])
+            for g in groups]
 
 
 def _block_top(block: Block) -> float:
