@@ -106,6 +106,9 @@ class HunyuanEngine:
             warnings.append("max_new_tokens")
         timings = _timings(vision_s, gen, len(prompt.ids))
         result = page_result(text, gen.probs, image.width, image.height, self.name, timings, warnings)
+        if self.low_memory:
+            self.decoder.cache.reset()
+            self.graphs.trim()  # hand cached activation blocks back between pages
         return PageRun(result, gen, image_embeds, prompt.ids)
 
     def close(self) -> None:
