@@ -57,6 +57,8 @@ def convert(
     checkpoint: Path = typer.Option(..., "--checkpoint", help="Hugging Face checkpoint folder."),
     out: Optional[Path] = typer.Option(None, "-o", "--out", help="Output model folder."),
     dtype: str = typer.Option("fp32", "--dtype", help="fp32 | fp16 | bf16 weight storage"),
+    rope_variant: str = typer.Option("1.5", "--rope-variant", help="HunyuanOCR 1.0 or 1.5 RoPE/prompt layout"),
+    jobs: int = typer.Option(1, "--jobs", min=1, help="Graphs converted in parallel."),
 ) -> None:
     """Convert a checkpoint into ncnn model files (needs `pip install 'pagerunner[convert]'`)."""
     if model.lower() not in ("hunyuanocr", "hunyuan"):
@@ -71,5 +73,13 @@ def convert(
         console.print(f"[red]error:[/] conversion needs the convert extra (torch, transformers, pnnx): {exc}")
         raise typer.Exit(int(ExitCode.ENVIRONMENT))
     target = out or models_root() / f"hunyuanocr-{dtype}"
-    result = convert_checkpoint(checkpoint, target, dtype)
+    if rope_variant not in ("1.0", "1.5"):
+        console.print("[red]error:[/] --rope-variant must be 1.0 or 1.5")
+        raise typer.Exit(int(ExitCode.USAGE))
+    try:
+        result = convert_checkpoint(checkpoint, target, dtype, rope_variant=rope_variant,
+                                    log=lambda message: console.print(message), jobs=jobs)
+    except ImportError as exc:
+        console.print(f"[red]error:[/] conversion needs torch==2.13.0, transformers>=5.13 and pnnx: {exc}")
+        raise typer.Exit(int(ExitCode.ENVIRONMENT))
     console.print(f"[green]converted[/] {checkpoint} -> {result}")
