@@ -9,6 +9,10 @@ is forced to a fixed number of tokens (EOS ignored, loop guard off).
         [--device cpu|gpu] [--torch-device cpu|cuda|none] [--torch-dtype fp32|bf16]
         [--low-memory-tokens 8]
 
+Both children run with OMP_WAIT_POLICY=PASSIVE unless the caller set it: ncnn and torch both use
+libgomp, and with its default (spinning) policy a shared machine stalls every parallel region
+(see model_cache/hunyuan/__init__.py); same policy on both sides keeps the comparison fair.
+
 Prints a table: vision s, prompt tokens, prefill tok/s, time to first token, decode tok/s
 (median of per-token times), peak RSS.
 """
@@ -177,7 +181,8 @@ def _sync(torch, device: str) -> float:
 
 def run_child(args: list[str]) -> dict:
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, cwd=ROOT)
+    env = {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
+    proc = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, cwd=ROOT, env=env)
     if proc.returncode != 0:
         result = {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"}
     else:

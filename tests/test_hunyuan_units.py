@@ -146,3 +146,19 @@ def test_engine_refuses_foreign_manifest(tmp_path):
     (tmp_path / "manifest.json").write_text(json.dumps({"name": "x", "engine": "hunyuan", "files": {}}))
     with pytest.raises(EngineError, match="not a converted HunyuanOCR folder"):
         create_engine(EngineOptions(model_dir=tmp_path))
+
+
+@pytest.mark.parametrize("given, expected", [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
+def test_package_sets_passive_openmp_wait_unless_given(given, expected):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    if given is not None:
+        env["OMP_WAIT_POLICY"] = given
+    code = "import os, model_cache.hunyuan.graphs; print(os.environ['OMP_WAIT_POLICY'])"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[1]).stdout.strip()
+    assert out == expected
