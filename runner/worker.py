@@ -39,6 +39,9 @@ class Rendered:
     seconds: float = 0.0
 
 
+REOPEN_EVERY_PAGES = 100
+
+
 class FatalWorkerError(Exception):
     """The worker cannot do any page (engine creation failed): the run must stop."""
 
@@ -49,6 +52,7 @@ class PageWorker:
         self._engine: Engine | None = None
         self._source: DocumentSource | None = None
         self._source_key: str | None = None
+        self._pages_since_open = 0
 
     # --- render (may run on a prefetch thread; the only place that touches PDFium) ----------
 
@@ -75,13 +79,19 @@ class PageWorker:
             return Rendered(task, error=PageError(ErrorCode.RENDER_FAILED, "out of memory while rendering"))
 
     def _open(self, task: PageTask, data: bytes | None) -> DocumentSource:
+        # PDFium keeps everything it parsed (fonts of every page) until the document is closed:
+        # reopening long documents now and then keeps memory flat on thousand-page PDFs.
+        if self._pages_since_open >= REOPEN_EVERY_PAGES:
+            self.close_document()
         if self._source_key != task.doc_id or self._source is None:
             self.close_document()
             self._source = open_source(Path(task.path), self.config.passwords, data)
             self._source_key = task.doc_id
+        self._pages_since_open += 1
         return self._source
 
     def close_document(self) -> None:
+        self._pages_since_open = 0
         if self._source is not None:
             try:
                 self._source.close()

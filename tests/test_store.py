@@ -102,3 +102,23 @@ def test_pages_left_pending_are_not_success(corpus, tmp_path):
     summary = run_job(config([corpus], tmp_path / "out"),
                       executor_factory=lambda cfg: DroppingExecutor(cfg.worker_config()))
     assert summary.pages_pending > 0 and summary.exit_code == 1
+
+
+def test_long_documents_are_reopened_to_bound_memory(tmp_path, monkeypatch):
+    """PDFium grows with every parsed page until the document closes: the worker reopens it."""
+    import jobs.sources as sources
+    import runner.worker as worker
+
+    monkeypatch.setattr(worker, "REOPEN_EVERY_PAGES", 3)
+    opened = []
+    real_open = sources.open_source
+
+    def counting_open(*args, **kwargs):
+        opened.append(args[0])
+        return real_open(*args, **kwargs)
+
+    monkeypatch.setattr(worker, "open_source", counting_open)
+    pdf = make_pdf(tmp_path / "long.pdf", 7, "long")
+    summary = run_job(config([pdf], tmp_path / "out"))
+    assert summary.exit_code == 0 and summary.pages_done == 7
+    assert len(opened) == 3  # the worker opens it for pages 1-3, 4-6 and 7
