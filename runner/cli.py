@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -240,6 +241,10 @@ def _print_summary(summary: RunSummary, out: Path) -> None:
 
 
 def main() -> None:
+    # ncnn's OpenMP threads spin while waiting by default; when the cores are shared (other
+    # workers, other jobs) that makes a 2-thread page up to 10x slower. Must be set before
+    # ncnn is imported; a value the user set wins.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     _register_subcommands()
     app(prog_name="pagerunner")
 

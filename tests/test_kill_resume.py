@@ -63,6 +63,9 @@ def check_store(out: Path) -> dict[str, int]:
         return {}  # killed before the store was created
     db = sqlite3.connect(path)
     assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'pages'").fetchone() is None:
+        db.close()
+        return {}  # killed before the schema's first transaction committed: an empty store
     bad = db.execute("SELECT COUNT(*) FROM pages WHERE state IN ('done','failed') AND result IS NULL").fetchone()[0]
     assert bad == 0, "a finished page without its result"
     states = dict(db.execute("SELECT state, COUNT(*) FROM pages GROUP BY state").fetchall())
