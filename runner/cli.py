@@ -16,6 +16,7 @@ from jobs.pageranges import PageRangeError, PageRanges
 from jobs.sources import DEFAULT_MAX_PIXELS
 from jobs.store import JobStore, StoreError
 from runner import __version__
+from runner.cli_options import engine_extra, read_passwords
 from runner.errors import ExitCode, RunnerError, UsageError
 from runner.export import FORMATS, export_all, parse_formats
 from runner.job import RunConfig, RunSummary, run_job
@@ -77,9 +78,9 @@ def run(
     try:
         config = RunConfig(
             inputs=list(inputs), out_dir=out, engine=engine, dpi=dpi, pages=_pages(pages),
-            passwords=_passwords(password, passwords_file), formats=_formats(formats),
+            passwords=read_passwords(password, passwords_file), formats=_formats(formats),
             jsonl_stdout=_jsonl_flag(jsonl), text_layer=text_layer, threads=threads, device=device,
-            model_dir=model_dir, engine_extra=_engine_extra(max_new_tokens, low_memory),
+            model_dir=model_dir, engine_extra=engine_extra(max_new_tokens, low_memory),
             max_pixels=max_pixels,
             expand=ExpandOptions(recursive=recursive, include=tuple(include), exclude=tuple(exclude)),
             executor=executor, workers=workers, page_timeout=page_timeout, ray_address=ray_address,
@@ -125,7 +126,7 @@ def retry(out: Path = typer.Argument(DEFAULT_OUT, help="Output folder of a run."
     try:
         config = RunConfig(
             inputs=[], out_dir=out, engine=options.get("engine", "ppocr"), dpi=float(options.get("dpi", 200)),
-            pages=_pages(options.get("pages") or None), passwords=_passwords(password, passwords_file),
+            pages=_pages(options.get("pages") or None), passwords=read_passwords(password, passwords_file),
             formats=tuple(command.get("formats", FORMATS)), text_layer=options.get("text_layer", "ignore"),
             threads=int(command.get("threads", 2)), device=command.get("device", "cpu"),
             model_dir=Path(options["model"]) if options.get("model") else None,
@@ -195,26 +196,6 @@ def _jsonl_flag(value: str | None) -> bool:
     if value != "-":
         raise UsageError("--jsonl takes '-' (stdout); results.jsonl is always written in OUT")
     return True
-
-
-def _passwords(password: str | None, passwords_file: Path | None) -> tuple[str, ...]:
-    found = [password] if password else []
-    if passwords_file:
-        try:
-            lines = passwords_file.read_text(encoding="utf-8").splitlines()
-        except OSError as exc:
-            raise UsageError(f"cannot read --passwords-file: {exc.strerror or exc}") from None
-        found.extend(line.rstrip("\r") for line in lines if line.strip())
-    return tuple(found)
-
-
-def _engine_extra(max_new_tokens: int | None, low_memory: bool) -> tuple[tuple[str, str], ...]:
-    extra: list[tuple[str, str]] = []
-    if max_new_tokens is not None:
-        extra.append(("max_new_tokens", str(max_new_tokens)))
-    if low_memory:
-        extra.append(("low_memory", "1"))
-    return tuple(extra)
 
 
 def _fail(exc: RunnerError) -> None:

@@ -23,7 +23,8 @@ from jobs.pageranges import PageRangeError, PageRanges
 from jobs.sources import DEFAULT_DPI, DEFAULT_MAX_PIXELS
 from model_cache.engine import EngineError
 from model_cache.manifest import ModelVerificationError
-from runner.errors import ExitCode
+from runner.cli_options import engine_extra, read_passwords
+from runner.errors import ExitCode, UsageError
 from runner.evaluation.evaluate import TEXT_LAYER_ENGINE, EvalOptions, EvalResult, PageEval, evaluate
 from runner.evaluation.report import print_report, to_json
 
@@ -80,7 +81,7 @@ def eval_command(
                        pages, min_chars, cjk)
     options = replace(options, passwords=_passwords(console, password, passwords_file),
                       max_pixels=max_pixels, text_layer=text_layer,
-                      engine_extra=_engine_extra(max_new_tokens, low_memory))
+                      engine_extra=engine_extra(max_new_tokens, low_memory))
     if against_text_layer and text_layer != "ignore":
         _usage(console, "--against-text-layer OCRs every page: leave --text-layer at ignore")
     expand = ExpandOptions(recursive=recursive, include=tuple(include), exclude=tuple(exclude))
@@ -120,23 +121,11 @@ def _options(console: Console, gt: Path | None, against_text_layer: bool, engine
 
 
 def _passwords(console: Console, password: str | None, passwords_file: Path | None) -> tuple[str, ...]:
-    found = [password] if password else []
-    if passwords_file is not None:
-        try:
-            lines = passwords_file.read_text(encoding="utf-8").splitlines()
-        except OSError as exc:
-            _usage(console, f"cannot read --passwords-file: {exc.strerror or exc}")
-        found.extend(line.rstrip("\r") for line in lines if line.strip())
-    return tuple(found)
-
-
-def _engine_extra(max_new_tokens: int | None, low_memory: bool) -> tuple[tuple[str, str], ...]:
-    extra: list[tuple[str, str]] = []
-    if max_new_tokens is not None:
-        extra.append(("max_new_tokens", str(max_new_tokens)))
-    if low_memory:
-        extra.append(("low_memory", "1"))
-    return tuple(extra)
+    try:
+        return read_passwords(password, passwords_file)
+    except UsageError as exc:
+        _usage(console, str(exc))
+        raise
 
 
 def _run(files, options: EvalOptions, console: Console) -> EvalResult:

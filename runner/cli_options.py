@@ -1,0 +1,28 @@
+"""Option parsing shared by `run`, `retry` and `eval`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from runner.errors import UsageError
+
+
+def read_passwords(password: str | None, passwords_file: Path | None) -> tuple[str, ...]:
+    """--password first, then --passwords-file's lines (one per line), in the order to try them."""
+    found = [password] if password else []
+    if passwords_file is not None:
+        try:
+            lines = passwords_file.read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise UsageError(f"cannot read --passwords-file: {exc.strerror or exc}") from None
+        found.extend(line.rstrip("\r") for line in lines if line.strip())
+    return tuple(found)
+
+
+def engine_extra(max_new_tokens: int | None, low_memory: bool) -> tuple[tuple[str, str], ...]:
+    extra: list[tuple[str, str]] = []
+    if max_new_tokens is not None:
+        extra.append(("max_new_tokens", str(max_new_tokens)))
+    if low_memory:
+        extra.append(("low_memory", "1"))
+    return tuple(extra)
