@@ -90,9 +90,7 @@ def run(
         summary = run_job(config, make_reporter(err_console, quiet), sys.stdout, sys.stdin)
     except RunnerError as exc:
         _fail(exc)
-    if not quiet:
-        _print_summary(summary, out)
-    raise typer.Exit(int(summary.exit_code))
+    _finish(summary, out, quiet)
 
 
 @app.command()
@@ -135,9 +133,7 @@ def retry(out: Path = typer.Argument(DEFAULT_OUT, help="Output folder of a run."
         summary = run_job(config, make_reporter(err_console, quiet))
     except RunnerError as exc:
         _fail(exc)
-    if not quiet:
-        _print_summary(summary, out)
-    raise typer.Exit(int(summary.exit_code))
+    _finish(summary, out, quiet)
 
 
 @app.command()
@@ -201,6 +197,12 @@ def _jsonl_flag(value: str | None) -> bool:
 def _fail(exc: RunnerError) -> None:
     err_console.print(f"[red]error:[/] {exc}")
     raise typer.Exit(int(exc.exit_code))
+
+
+def _finish(summary: RunSummary, out: Path, quiet: bool) -> None:
+    if not quiet:
+        _print_summary(summary, out)
+    raise typer.Exit(int(summary.exit_code))
 
 
 def _print_summary(summary: RunSummary, out: Path) -> None:
