@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import json
 import os
 import signal
 import sys
@@ -25,7 +24,7 @@ from jobs.store import STORE_DIR, DocumentRecord, JobStore, PageTask, StoreError
 from model_cache.engine import EngineOptions
 from model_cache.registry import ENGINE_NAMES, is_plugin_name
 from outputs.jsonl import page_line
-from outputs.model import ErrorCode, PageResult
+from outputs.model import ErrorCode
 from outputs.paths import safe_relative_stem
 from runner.errors import EnvironmentFailure, ExitCode, UsageError
 from runner.executors import Executor, InlineExecutor, ProcessExecutor
@@ -354,6 +353,3 @@ def _describe_os_error(exc: OSError, out_dir: Path) -> str:
         return f"the output folder {out_dir} disappeared during the run ({exc.filename}); rerun to start again"
     return f"I/O error on {exc.filename or out_dir}: {exc.strerror or exc}"
 
-
-def json_dumps(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False, indent=2)

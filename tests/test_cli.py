@@ -1,15 +1,10 @@
 import json
-import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import pytest
-
 from runner.lock import RunLock
-from runner.errors import OutputBusyError
-from tests.conftest import FAKE_ENGINE, REPO, run_cli, shared_dir
+from tests.conftest import FAKE_ENGINE, REPO, run_cli
 
 
 def test_run_writes_tree_and_exit_0(corpus, tmp_path):

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
-from PIL import Image
 
 from jobs.store import JobStore
 from outputs.jsonl import JsonlReadError, read_jsonl
