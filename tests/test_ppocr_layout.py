@@ -105,3 +105,120 @@ def test_a_skewed_toc_still_pairs_titles_with_page_numbers():
             lines.append(Line(text, 0.99, box))
     order = _order(build_blocks(lines, 2339))
     assert order == [t for k in range(8) for t in (f"Section {k} title", str(10 + k))]
+
+
+def _words(blocks) -> list[str]:
+    return " ".join(_order(blocks)).split()
+
+
+def test_margin_notes_close_to_the_body_follow_their_paragraph_not_row_by_row():
+    # option documentation: the option's name and dates sit in the margin, beside the syntax
+    # line and the paragraph describing it; narrow enough to look like a table column
+    full = "body " * 40
+    lines = [_line("Usage", 400, 100, 700, 45),
+             _line("encoding", 190, 240, 306), _line("encoding = <utf8|gbk>", 400, 240, 730),
+             _line("New: 2017-09-16", 230, 285, 370, 20), _line("p1a " + full, 400, 280, 1500),
+             _line("Updated: 2018-04-01", 195, 318, 370, 20), _line("p1b " + full, 400, 320, 1500),
+             _line("p1end.", 400, 360, 460),
+             _line("p2a " + full, 460, 400, 1500), _line("p2end " + full, 400, 440, 1200)]
+    order = [t.split()[0] for t in _order(build_blocks(lines, 2339))]
+    assert order == ["Usage", "encoding", "p1a", "p1b", "p1end.", "encoding", "New:", "Updated:",
+                     "p2a", "p2end"]
+
+
+def _entry_page() -> list[Line]:
+    """Function documentation: names right-aligned in the margin a third of a line height
+    from the body (no column gutter), each beside an entry of short lines."""
+    full = "text " * 40
+    lines = [_line(f"intro{k} " + full, 388, 1100 + 40 * k, 1500) for k in range(3)]
+    lines += [_line("\\foo_seq", 170, 1313, 372, 36), _line("List of names.", 388, 1302, 590, 36),
+              _line("\\foo_use:nn", 160, 1400, 372), _line("Outputs paragraphs.", 388, 1390, 590),
+              _line("#1: name", 388, 1432, 580), _line("#2: list", 388, 1474, 640),
+              _line("\\foo_if_exist:nTF", 80, 1545, 372), _line("Tests whether it exists.", 388, 1535, 790),
+              _line("#1: name", 388, 1577, 580)]
+    return lines
+
+
+def test_a_margin_note_follows_the_whole_entry_it_stands_beside():
+    words = _words(build_blocks(_entry_page(), 2339))
+    start = words.index("Outputs")
+    assert words[start:] == ["Outputs", "paragraphs.", "#1:", "name", "#2:", "list", "\\foo_use:nn",
+                             "Tests", "whether", "it", "exists.", "#1:", "name", "\\foo_if_exist:nTF"]
+
+
+def test_a_one_line_note_on_the_row_of_a_one_line_entry_is_read_first():
+    words = _words(build_blocks(_entry_page(), 2339))
+    start = words.index("\\foo_seq")
+    assert words[start:start + 4] == ["\\foo_seq", "List", "of", "names."]
+
+
+def test_a_note_reaching_below_its_short_paragraph_is_read_before_it():
+    # four variable names described by one line, then a code line: the names head the text
+    full = "text " * 40
+    lines = [_line(f"intro{k} " + full, 398, 1700 + 40 * k, 1500) for k in range(4)]
+    lines += [_line("6.1 Internal variables", 398, 2005, 708, 37),
+              _line("Temporary variables.", 398, 2072, 528, 33),
+              _line("16 \\tl_new:N \\l_tmpa_tl", 404, 2117, 839, 28)]
+    lines += [_line(f"\\l_tmp_{k}", 94, 2078 + 31 * k, 373) for k in range(4)]
+    order = [t.split()[0] for t in _order(build_blocks(lines, 2339))]
+    assert order[4:] == ["6.1", "\\l_tmp_0", "\\l_tmp_1", "\\l_tmp_2", "\\l_tmp_3", "Temporary", "16"]
+
+
+def test_list_labels_in_the_margin_stay_with_their_items():
+    full = "word " * 40
+    lines = []
+    for k in range(4):
+        lines.append(_line(f"{k + 1}.", 100, 200 + 100 * k, 128))
+        lines.append(_line(f"item{k}a " + full, 160, 200 + 100 * k, 1500))
+        lines.append(_line(f"item{k}b", 160, 240 + 100 * k, 600))
+    order = [t.split()[0] for t in _order(build_blocks(lines, 2339))]
+    assert order == [w for k in range(4) for w in (f"{k + 1}.", f"item{k}b")]
+
+
+def test_a_two_level_table_header_is_read_level_by_level():
+    cells = [("Support", 1204, 304, 1433, 32), ("Name", 505, 320, 567, 37),
+             ("Paragraphs", 640, 324, 729, 29), ("Script", 796, 324, 875, 27),
+             ("Description", 1007, 318, 1070, 39), ("utf8", 1201, 347, 1263, 25),
+             ("gbk", 1281, 342, 1339, 35), ("big5", 1360, 345, 1427, 31)]
+    lines = [_line("Table 1", 832, 237, 1060)] + [_line(t, x0, y0, x1, hh) for t, x0, y0, x1, hh in cells]
+    for k, name in enumerate(["simp", "trad", "zhufu", "aspirin"]):
+        y = 392 + 37 * k
+        lines += [_line(name, 502, y, 569), _line(str(50 + k), 661, y, 697),
+                  _line("S", 796, y, 830), _line(f"text{k}", 952, y, 1128)]
+    lines.append(_line("•", 1224, 406, 1234, 8))  # the only support mark the detector found
+    words = _words(build_blocks(lines, 2339))
+    assert words[:12] == ["Table", "1", "Name", "Paragraphs", "Script", "Description", "Support",
+                          "utf8", "gbk", "big5", "simp", "50"]
+    assert words[-4:] == ["aspirin", "53", "S", "text3"]
+
+
+def test_code_with_aligned_comments_is_read_row_by_row():
+    code = ["\\cmd[2-4]", "\\cmd[4,12,3-8]", "\\cmd[-10,40-]", "\\cmd[-]", "\\cmd", "\\cmd[48-52]"]
+    widths = [180, 247, 235, 190, 200, 209]
+    lines = [_line("text " * 40, 400, 1273, 1500)]
+    for k, (text, w) in enumerate(zip(code, widths)):
+        y = 1402 + 30 * k
+        lines += [_line(text, 429, y, 429 + w, 26), _line(f"% comment {k}", 738, y, 1000 + 40 * k, 26)]
+    words = _words(build_blocks(lines, 2339))[40:]
+    assert words == [w for k, c in enumerate(code) for w in (c, "%", "comment", str(k))]
+
+
+def test_a_narrow_table_column_is_not_taken_for_margin_notes():
+    lines = []
+    for r in range(8):  # a last column with a value on every row
+        y = 120 + 64 * r
+        lines += [_line(f"item{r}", 155, y, 300, 35), _line(str(10 + r), 716, y, 760, 35),
+                  _line(f"{r}.50", 976, y, 1060, 35), _line(f"total{r}", 1276, y, 1380, 35)]
+    words = _words(build_blocks(lines, 2339))
+    assert words == [w for r in range(8) for w in (f"item{r}", str(10 + r), f"{r}.50", f"total{r}")]
+
+
+def test_group_labels_of_table_rows_are_not_taken_for_margin_notes():
+    lines = []
+    for r in range(6):  # a label on the first row of each group only
+        y = 300 + 40 * r
+        if r % 3 == 0:
+            lines.append(_line(f"Group{r // 3}", 100, y, 300))
+        lines += [_line(f"c{r}{c}", x, y, x + 100) for c, x in enumerate((500, 800, 1100))]
+    words = _words(build_blocks(lines, 2339))
+    assert words[:4] == ["Group0", "c00", "c01", "c02"] and words[9:11] == ["c22", "Group1"]

@@ -1,0 +1,168 @@
+"""Geometry shared by the reading-order steps: line boxes in the page's deskewed frame, rows
+(with spanning table-header rows merged), boxes of one row joined, free vertical bands."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from model_cache.ppocr.leaders import LEADER_TEXT
+from outputs.model import Line
+
+
+@dataclass(frozen=True)
+class LayoutParams:
+    gutter: float = 0.6  # minimum column gutter, in median line heights (0.25 in at 10 pt is ~1.3)
+    row_overlap: float = 0.5  # y-overlap (share of the smaller height) for two boxes to share a row
+    aligned_share: float = 0.7  # rows-not-columns: share of short-side items with a partner
+    short_item: float = 8.0  # rows-not-columns: median width of the short side, in line heights
+    para_gap: float = 0.8  # a vertical gap above this (line heights) starts a new block
+    size_change: float = 1.3  # a height ratio above this starts a new block
+    indent: float = 1.0  # first-line indent, in line heights
+    short_line: float = 3.0  # slack (quarter line heights) on top of the next line's first word
+    margin_band: float = 0.07  # header/footer: single line within this share of the page height
+    join_gap: float = 2.5  # boxes of one row closer than this (line heights) are one line
+    note_width: float = 0.4  # margin notes: a side column this narrow relative to the body...
+    note_share: float = 0.6  # ...with at most this many lines per body line...
+    note_gap: float = 0.4  # ...apart from the body by a band this wide (line heights)...
+    note_label: float = 2.5  # ...whose lines are wider than list labels (median, line heights)
+    note_overrun: float = 0.5  # a note reaching this far below its paragraph is read before it
+    pair_overlap: float = 0.25  # rows-not-columns: y-overlap for a short-side item to pair
+    span_overlap: float = 0.4  # side-by-side rows overlapping this much are one (spanning) row
+
+
+@dataclass
+class Item:
+    line: Line
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    h: float
+
+    @property
+    def cy(self) -> float:
+        return (self.y0 + self.y1) / 2
+
+
+def page_skew(lines: list[Line]) -> float:
+    """Median baseline angle (radians) of the longer lines, weighted by length."""
+    angles, weights = [], []
+    for line in lines:
+        pts = np.asarray(line.box, dtype=np.float64)
+        dx, dy = pts[1] - pts[0]
+        height = np.linalg.norm(pts[3] - pts[0])
+        if dx > 4 * max(height, 1.0):
+            angles.append(np.arctan2(dy, dx))
+            weights.append(dx)
+    if not angles:
+        return 0.0
+    order = np.argsort(angles)
+    cum = np.cumsum(np.asarray(weights)[order])
+    return float(np.asarray(angles)[order][np.searchsorted(cum, cum[-1] / 2)])
+
+
+def make_item(line: Line, skew: float = 0.0) -> Item:
+    """Geometry of a line in the page's deskewed frame (the line keeps its real box), so
+    rows and columns of a slightly rotated scan line up as on the original."""
+    pts = np.asarray(line.box, dtype=np.float64)
+    if skew:
+        c, s = np.cos(-skew), np.sin(-skew)
+        pts = pts @ np.array([[c, s], [-s, c]])
+    h = float((np.linalg.norm(pts[3] - pts[0]) + np.linalg.norm(pts[2] - pts[1])) / 2)
+    x0, y0 = pts.min(0)
+    x1, y1 = pts.max(0)
+    return Item(line, float(x0), float(y0), float(x1), float(y1), max(h, 1.0))
+
+
+def median_height(items: list[Item]) -> float:
+    return float(np.median([it.h for it in items])) if items else 1.0
+
+
+def free_bands(items: list[Item], lo: float, hi: float, min_width: float) -> list[tuple[float, float]]:
+    """x-intervals of [lo, hi] that no box covers, at least min_width wide (edges included)."""
+    bands, reach = [], lo
+    for x0, x1 in sorted((it.x0, it.x1) for it in items):
+        if x0 - reach >= min_width:
+            bands.append((reach, x0))
+        reach = max(reach, x1)
+    if hi - reach >= min_width:
+        bands.append((reach, hi))
+    return bands
+
+
+def interior(bands: list[tuple[float, float]], items: list[Item]) -> list[tuple[float, float]]:
+    """The bands with boxes on both sides: column gutters, not margins."""
+    return [(lo, hi) for lo, hi in bands
+            if any(it.x1 <= lo for it in items) and any(it.x0 >= hi for it in items)]
+
+
+def extent(items: list[Item]) -> float:
+    return max(it.x1 for it in items) - min(it.x0 for it in items)
+
+
+def same_row(a: Item, b: Item, params: LayoutParams) -> bool:
+    overlap = min(a.y1, b.y1) - max(a.y0, b.y0)
+    return overlap >= params.row_overlap * min(a.y1 - a.y0, b.y1 - b.y0)
+
+
+def rows_of(items: list[Item], params: LayoutParams) -> list[list[Item]]:
+    """Group items into rows against each row's first (reference) item, so one tall box
+    (a merged table cell, a vertical label) cannot chain two rows together."""
+    rows: list[list[Item]] = []
+    for it in sorted(items, key=lambda i: i.cy):
+        ref = rows[-1][0] if rows else None
+        if ref is not None and same_row(it, ref, params) and ref.y0 <= it.cy <= ref.y1:
+            rows[-1].append(it)
+        else:
+            rows.append([it])
+    return [sorted(r, key=lambda i: i.x0) for r in _merge_spanning(rows, params)]
+
+
+def _merge_spanning(rows: list[list[Item]], params: LayoutParams) -> list[list[Item]]:
+    """A row that overlaps the row above and stands beside it (no box of one above a box of
+    the other) is one row with it: in a two-level table header, the cells centred on both
+    levels are read with the upper level ('Name | Count | Support' then 'utf8 | gbk')."""
+    out: list[list[Item]] = []
+    for row in rows:
+        if out and _spans_into(out[-1], row, params):
+            out[-1] = out[-1] + row
+        else:
+            out.append(row)
+    return out
+
+
+def _spans_into(upper: list[Item], row: list[Item], params: LayoutParams) -> bool:
+    top, bottom = max(min(i.y0 for i in upper), min(i.y0 for i in row)), min(
+        max(i.y1 for i in upper), max(i.y1 for i in row))
+    height = min(max(i.y1 for i in r) - min(i.y0 for i in r) for r in (upper, row))
+    beside = all(a.x1 <= b.x0 or b.x1 <= a.x0 for a in upper for b in row)
+    return beside and bottom - top >= params.span_overlap * height
+
+
+def join_row(row: list[Item], params: LayoutParams) -> list[Item]:
+    """Join boxes of one row that are one text line split by the detector (a small gap) or
+    that a dot leader connects ("Title ... 29"); table cells further apart stay apart."""
+    out = [row[0]]
+    for it in row[1:]:
+        prev = out[-1]
+        unit = max(prev.h, it.h)
+        leader = LEADER_TEXT in (prev.line.text, it.line.text)
+        if leader or it.x0 - prev.x1 < params.join_gap * unit:
+            out[-1] = _joined(prev, it)
+        else:
+            out.append(it)
+    return out
+
+
+def _joined(a: Item, b: Item) -> Item:
+    la, lb = a.line, b.line
+    words = [t for t in (la.text, lb.text)]
+    weights = [0 if t == LEADER_TEXT else len(t) for t in words]
+    confs = [la.conf, lb.conf]
+    conf = sum(w * c for w, c in zip(weights, confs)) / sum(weights) if sum(weights) else min(confs)
+    box = [list(la.box[0]), list(lb.box[1]), list(lb.box[2]), list(la.box[3])]
+    line = Line(" ".join(words), conf, box)
+    return Item(line, min(a.x0, b.x0), min(a.y0, b.y0), max(a.x1, b.x1), max(a.y1, b.y1),
+                max(a.h, b.h))

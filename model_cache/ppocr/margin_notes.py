@@ -1,0 +1,112 @@
+"""Margin notes: a narrow, sparse side column outside the text block (option names and
+'New: 2018-03-24' stamps in package manuals, glosses in textbooks) is taken out before the
+body is laid out, then each group of notes is read with the paragraph it stands beside."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from model_cache.ppocr.layout_geometry import (Item, LayoutParams, extent, free_bands, interior,
+                                               join_row, make_item, rows_of, same_row)
+from outputs.model import Block
+
+
+def split_margin_notes(items: list[Item], params: LayoutParams, h: float,
+                       page_height: float) -> tuple[list[Item], list[Item]]:
+    """(notes, body): margin notes are a side column outside the text block, separated from
+    it by a band free of text down the page (running heads and feet may cross it), much
+    narrower than the body, sparse, beside running text rather than table rows, and made of
+    words rather than list labels (bullets, numbers), which are read with their items."""
+    band = params.margin_band * page_height
+    core = [it for it in items if it.y1 > band and it.y0 < page_height - band]
+    if len(core) < 2:
+        return [], items
+    lo, hi = min(it.x0 for it in core), max(it.x1 for it in core)
+    for b0, b1 in interior(free_bands(core, lo, hi, params.note_gap * h), core):
+        cut = (b0 + b1) / 2
+        left = [it for it in core if it.x1 <= cut]
+        right = [it for it in core if it.x0 >= cut]
+        for notes, side in ((left, right), (right, left)):
+            if _is_note_column(notes, side, params, h):
+                return notes, [it for it in items if all(it is not n for n in notes)]
+    return [], items
+
+
+def _is_note_column(notes: list[Item], body: list[Item], params: LayoutParams, h: float) -> bool:
+    if not notes or not body or extent(notes) >= params.note_width * extent(body):
+        return False
+    rows = [join_row(row, params) for row in rows_of(body, params)]
+    beside = [row for row in rows if any(same_row(n, it, params) for n in notes for it in row)]
+    cells = sum(1 for row in beside if len(row) > 1)
+    return (len(notes) <= params.note_share * len(body)
+            and cells <= 0.5 * len(beside)  # a column beside table rows is a table column
+            and float(np.median([it.x1 - it.x0 for it in notes])) >= params.note_label * h)
+
+
+def note_groups(notes: list[Item], params: LayoutParams, h: float) -> list[list[Item]]:
+    """Vertically separate groups of note lines, each in row order."""
+    groups: list[list[Item]] = []
+    for it in sorted(notes, key=lambda i: i.y0):
+        if groups and it.y0 - max(g.y1 for g in groups[-1]) <= params.para_gap * h:
+            groups[-1].append(it)
+        else:
+            groups.append([it])
+    return [[it for row in rows_of(g, params) for it in join_row(row, params)] for g in groups]
+
+
+def _block_items(block: Block, skew: float) -> list[Item]:
+    return [make_item(line, skew) for line in block.lines]
+
+
+def paragraph_runs(blocks: list[list[Item]], firsts: list[Item], params: LayoutParams,
+                   h: float) -> list[list[int]]:
+    """Consecutive body blocks read as one paragraph for placing notes: a block continues the
+    run when it follows closely below, is not indented and does not start beside a note's
+    first line (a new note starts a new entry). Lines that merely end short (a syntax line,
+    a '#1: ...' list) stay with the text they introduce."""
+    runs: list[list[int]] = []
+    left = 0.0
+    for k, its in enumerate(blocks):
+        if runs and _continues(blocks[k - 1], its, left, firsts, params, h):
+            runs[-1].append(k)
+            left = min(left, min(it.x0 for it in its))
+        else:
+            runs.append([k])
+            left = min(it.x0 for it in its)
+    return runs
+
+
+def _continues(prev: list[Item], its: list[Item], left: float, firsts: list[Item],
+               params: LayoutParams, h: float) -> bool:
+    gap = min(it.y0 for it in its) - max(it.y1 for it in prev)
+    overlap = min(max(i.x1 for i in prev), max(i.x1 for i in its)) - max(
+        min(i.x0 for i in prev), min(i.x0 for i in its))
+    first = min(its, key=lambda i: (i.y0, i.x0))
+    return (-0.25 * h <= gap <= params.para_gap * h and overlap > 0
+            and first.x0 - left <= params.indent * h
+            and not any(same_row(first, f, params) for f in firsts))
+
+
+def weave_notes(blocks: list[Block], groups: list[list[Item]], params: LayoutParams,
+                h: float, skew: float) -> list[Block]:
+    """Each note group goes with the paragraph run it stands beside (the last run starting
+    above its first line's bottom): after it, or before it when the note is the run's label
+    (a one-line note on the row of a one-line run) or reaches well below it (a list of names
+    described by a short text)."""
+    geometry = [_block_items(block, skew) for block in blocks]
+    runs = paragraph_runs(geometry, [g[0] for g in groups], params, h)
+    keyed = [((r, 1, k), blocks[k]) for r, run in enumerate(runs) for k in run]
+    for n, group in enumerate(groups):
+        first = group[0]
+        r = max((r for r, run in enumerate(runs)
+                 if min(it.y0 for it in geometry[run[0]]) < first.y1), default=0)
+        run_items = [it for k in runs[r] for it in geometry[k]] if runs else []
+        before = bool(run_items) and _note_leads(group, run_items, params, h)
+        keyed.append(((r, 0 if before else 2, n), Block(lines=[it.line for it in group])))
+    return [block for _, block in sorted(keyed, key=lambda t: t[0])]
+
+
+def _note_leads(group: list[Item], run: list[Item], params: LayoutParams, h: float) -> bool:
+    label = len(group) == 1 and len(rows_of(run, params)) == 1 and same_row(group[0], run[0], params)
+    overrun = max(it.y1 for it in group) - max(it.y1 for it in run) > params.note_overrun * h
+    return label or overrun
