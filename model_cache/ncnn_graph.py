@@ -1,0 +1,168 @@
+"""Read and write ncnn .param/.bin pairs as an editable graph, for conversion-time rewrites
+(folding, fusing, int8 annotation). Only the layer types our converted nets contain are
+understood; an unknown layer with weights is refused rather than guessed."""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+MAGIC = "7767517"
+TAG_FP16 = 0x01306B47
+TAG_FP32 = 0x0002C056
+TAG_INT8 = 0x000D4B38
+
+# Layers that load nothing from the .bin.
+WEIGHTLESS = {"Input", "Split", "HardSwish", "HardSigmoid", "Swish", "Sigmoid", "ReLU", "Clip",
+              "Pooling", "Permute", "Reshape", "Squeeze", "ExpandDims", "Softmax", "Concat", "Interp",
+              "Slice", "Crop", "Flatten", "Eltwise", "Noop", "Dropout"}
+
+
+@dataclass
+class Weight:
+    """One `ModelBin::load` call: tagged (type 0: fp16/fp32 with a leading tag) or raw fp32."""
+    data: np.ndarray  # float32, 1-D
+    tagged: bool
+    fp16: bool = False  # storage of a tagged weight
+
+
+@dataclass
+class Layer:
+    type: str
+    name: str
+    inputs: list[str]
+    outputs: list[str]
+    params: dict[str, str]
+    weights: list[Weight] = field(default_factory=list)
+
+    def get(self, key: str, default: float = 0) -> float:
+        value = self.params.get(key)
+        return default if value is None else float(value)
+
+    def geti(self, key: str, default: int = 0) -> int:
+        return int(self.get(key, default))
+
+
+@dataclass
+class Graph:
+    layers: list[Layer]
+
+    def consumers(self, blob: str) -> list[Layer]:
+        return [layer for layer in self.layers if blob in layer.inputs]
+
+    def producer(self, blob: str) -> Layer | None:
+        for layer in self.layers:
+            if blob in layer.outputs:
+                return layer
+        return None
+
+    def blob_count(self) -> int:
+        return len({b for layer in self.layers for b in layer.outputs})
+
+
+def _weight_plan(layer: Layer) -> list[tuple[bool, int]]:
+    """(tagged, element count) of every load the layer makes, in order."""
+    p = layer.geti
+    kind = layer.type
+    if kind in ("Convolution", "ConvolutionDepthWise", "Deconvolution", "DeconvolutionDepthWise"):
+        plan = [(True, p("6"))] + ([(False, p("0"))] if p("5") else [])
+        if p("8"):
+            groups = p("7", 1) if kind == "ConvolutionDepthWise" else p("0")
+            plan += [(False, groups), (False, 1)]
+        return plan
+    if kind == "InnerProduct":
+        return [(True, p("2"))] + ([(False, p("0"))] if p("1") else [])
+    if kind == "Gemm":
+        m, n, k = p("7"), p("8"), p("9")
+        plan = []
+        if p("4"):
+            plan.append((True, m * k))
+        if p("5"):
+            plan.append((True, n * k))
+        if p("6") and p("10") != -1:
+            plan.append((True, {0: 1, 1: m, 2: m, 3: m * n, 4: n}[p("10")]))
+        return plan
+    if kind == "LayerNorm":
+        return [(False, p("0")), (False, p("0"))] if p("2", 1) else []
+    if kind == "MultiHeadAttention":
+        embed = p("0")
+        qdim = p("2") // embed
+        kdim, vdim = p("3", embed), p("4", embed)
+        return [(True, embed * qdim), (False, embed), (True, embed * kdim), (False, embed),
+                (True, embed * vdim), (False, embed), (True, qdim * embed), (False, qdim)]
+    if kind == "BinaryOp":
+        return []  # scalar or two-input forms; neither has weights
+    if kind in WEIGHTLESS:
+        return []
+    raise ValueError(f"ncnn_graph: no weight layout known for layer type {kind} ({layer.name})")
+
+
+def _parse_line(line: str) -> Layer:
+    fields = line.split()
+    n_in, n_out = int(fields[2]), int(fields[3])
+    inputs = fields[4:4 + n_in]
+    outputs = fields[4 + n_in:4 + n_in + n_out]
+    params = dict(kv.split("=", 1) for kv in fields[4 + n_in + n_out:])
+    return Layer(fields[0], fields[1], inputs, outputs, params)
+
+
+def _read_tagged(data: bytes, offset: int, count: int) -> tuple[Weight, int]:
+    tag = struct.unpack_from("<I", data, offset)[0]
+    offset += 4
+    if tag == TAG_FP16:
+        values = np.frombuffer(data, "<f2", count, offset).astype(np.float32)
+        return Weight(values, True, True), offset + (count * 2 + 3) // 4 * 4
+    if tag in (0, TAG_FP32):
+        return Weight(np.frombuffer(data, "<f4", count, offset).copy(), True), offset + count * 4
+    raise ValueError(f"ncnn_graph: unsupported weight tag {tag:#x} at byte {offset - 4}")
+
+
+def load_graph(param: Path, binary: Path) -> Graph:
+    lines = [ln for ln in Path(param).read_text(encoding="utf-8").splitlines() if ln.strip()]
+    if lines[0].strip() != MAGIC:
+        raise ValueError(f"{param}: not an ncnn param file")
+    layers = [_parse_line(ln) for ln in lines[2:]]
+    data = Path(binary).read_bytes()
+    offset = 0
+    for layer in layers:
+        for tagged, count in _weight_plan(layer):
+            if tagged:
+                weight, offset = _read_tagged(data, offset, count)
+            else:
+                weight = Weight(np.frombuffer(data, "<f4", count, offset).copy(), False)
+                offset += count * 4
+            layer.weights.append(weight)
+    if offset != len(data):
+        raise ValueError(f"{binary}: {len(data) - offset} bytes left after the last layer")
+    return Graph(layers)
+
+
+def _format_line(layer: Layer) -> str:
+    params = " ".join(f"{k}={v}" for k, v in layer.params.items())
+    head = f"{layer.type:<24} {layer.name:<24} {len(layer.inputs)} {len(layer.outputs)}"
+    return " ".join(part for part in (head, *layer.inputs, *layer.outputs, params) if part)
+
+
+def _write_weight(weight: Weight) -> bytes:
+    values = np.ascontiguousarray(weight.data, dtype=np.float32)
+    if not weight.tagged:
+        return values.astype("<f4").tobytes()
+    if weight.fp16:
+        raw = values.astype("<f2").tobytes()
+        return struct.pack("<I", TAG_FP16) + raw + b"\0" * ((-len(raw)) % 4)
+    return struct.pack("<I", 0) + values.astype("<f4").tobytes()
+
+
+def save_graph(graph: Graph, param: Path, binary: Path) -> None:
+    for layer in graph.layers:
+        expected = _weight_plan(layer)
+        if len(expected) != len(layer.weights):
+            raise ValueError(f"ncnn_graph: {layer.name} has {len(layer.weights)} weights, "
+                             f"its params say {len(expected)}")
+    text = [MAGIC, f"{len(graph.layers)} {graph.blob_count()}"]
+    text += [_format_line(layer) for layer in graph.layers]
+    Path(param).write_text("\n".join(text) + "\n", encoding="utf-8")
+    Path(binary).write_bytes(b"".join(_write_weight(w) for layer in graph.layers for w in layer.weights))
