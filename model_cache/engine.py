@@ -11,6 +11,10 @@ from PIL import Image
 from outputs.model import PageResult
 
 
+# Extra settings that change only speed or memory, never the text (not part of a document's identity).
+RESULT_NEUTRAL_OPTIONS = frozenset({"low_memory"})
+
+
 @dataclass(frozen=True)
 class EngineOptions:
     threads: int = 2

@@ -12,7 +12,7 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, List, Optional
 
 import typer
 from rich.console import Console
@@ -58,6 +58,8 @@ def eval_command(
     model_dir: Annotated[Optional[Path], typer.Option(help="A model folder with manifest.json.")] = None,
     max_new_tokens: Annotated[Optional[int], typer.Option(help="hunyuan: decode limit per page.")] = None,
     low_memory: Annotated[bool, typer.Option(help="hunyuan: load decoder layers in turn.")] = False,
+    engine_option: Annotated[List[str], typer.Option(
+        "--engine-option", "-E", help="Engine setting KEY=VALUE (repeatable), e.g. det_limit_side=1280.")] = [],
     max_pixels: Annotated[int, typer.Option(
         help="Render pages larger than this downscaled (and say so).")] = DEFAULT_MAX_PIXELS,
     include: Annotated[list[str], typer.Option(help="Glob of files to take from folders.")] = [],
@@ -81,7 +83,7 @@ def eval_command(
                        pages, min_chars, cjk)
     options = replace(options, passwords=_passwords(console, password, passwords_file),
                       max_pixels=max_pixels, text_layer=text_layer,
-                      engine_extra=engine_extra(max_new_tokens, low_memory))
+                      engine_extra=engine_extra(max_new_tokens, low_memory, engine_option))
     if against_text_layer and text_layer != "ignore":
         _usage(console, "--against-text-layer OCRs every page: leave --text-layer at ignore")
     expand = ExpandOptions(recursive=recursive, include=tuple(include), exclude=tuple(exclude))

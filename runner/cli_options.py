@@ -19,8 +19,15 @@ def read_passwords(password: str | None, passwords_file: Path | None) -> tuple[s
     return tuple(found)
 
 
-def engine_extra(max_new_tokens: int | None, low_memory: bool) -> tuple[tuple[str, str], ...]:
+def engine_extra(max_new_tokens: int | None, low_memory: bool,
+                 options: list[str] | None = None) -> tuple[tuple[str, str], ...]:
+    """The engine's extra settings: --engine-option KEY=VALUE pairs, then the dedicated flags."""
     extra: list[tuple[str, str]] = []
+    for option in options or []:
+        key, sep, value = option.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--engine-option expects KEY=VALUE, got {option!r}")
+        extra.append((key.strip(), value.strip()))
     if max_new_tokens is not None:
         extra.append(("max_new_tokens", str(max_new_tokens)))
     if low_memory:

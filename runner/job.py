@@ -21,7 +21,7 @@ from jobs.identity import document_id, file_sha256
 from jobs.pageranges import PageRanges
 from jobs.sources import DEFAULT_MAX_PIXELS, SourceError, open_source
 from jobs.store import STORE_DIR, DocumentRecord, JobStore, PageTask, StoreError
-from model_cache.engine import EngineOptions
+from model_cache.engine import RESULT_NEUTRAL_OPTIONS, EngineOptions
 from model_cache.registry import ENGINE_NAMES, is_plugin_name
 from outputs.jsonl import page_line
 from outputs.model import ErrorCode
@@ -63,9 +63,13 @@ class RunConfig:
 
     def document_options(self) -> dict[str, Any]:
         """The options that change results (part of each document's identity)."""
-        return {"engine": self.engine, "model": str(self.model_dir) if self.model_dir else None,
-                "dpi": self.dpi, "pages": str(self.pages.text or ""), "text_layer": self.text_layer,
-                "max_pixels": self.max_pixels}
+        options = {"engine": self.engine, "model": str(self.model_dir) if self.model_dir else None,
+                   "dpi": self.dpi, "pages": str(self.pages.text or ""), "text_layer": self.text_layer,
+                   "max_pixels": self.max_pixels}
+        settings = sorted((k, v) for k, v in self.engine_extra if k not in RESULT_NEUTRAL_OPTIONS)
+        if settings:  # only when given, so documents of runs without settings keep their identity
+            options["engine_options"] = settings
+        return options
 
     def worker_config(self) -> WorkerConfig:
         options = EngineOptions(threads=self.threads, device=self.device, model_dir=self.model_dir,

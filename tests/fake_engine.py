@@ -21,8 +21,9 @@ from outputs.model import Block, Line, PageResult
 class DigestEngine:
     name = "fake-digest"
 
-    def __init__(self, delay: float):
+    def __init__(self, delay: float, label: str | None = None):
         self.delay = delay
+        self.label = label  # --engine-option label=X adds a line "label X" to every page
 
     def ocr(self, image: Image.Image) -> PageResult:
         time.sleep(self.delay)
@@ -37,8 +38,10 @@ class DigestEngine:
         w, h = image.size
         lines = [Line(f"digest {digest[:16]}", 0.9, [[0, 0], [w, 0], [w, h // 2], [0, h // 2]]),
                  Line(f"size {w}x{h}", 0.8, [[0, h // 2], [w, h // 2], [w, h], [0, h]])]
+        if self.label is not None:
+            lines.append(Line(f"label {self.label}", 0.7, [[0, 0], [w, 0], [w, h], [0, h]]))
         return PageResult.from_blocks([Block(lines)], width=w, height=h, engine=self.name)
 
 
 def create_engine(options: EngineOptions) -> DigestEngine:
-    return DigestEngine(float(os.environ.get("PAGERUNNER_FAKE_DELAY", "0")))
+    return DigestEngine(float(os.environ.get("PAGERUNNER_FAKE_DELAY", "0")), options.get("label"))

@@ -45,7 +45,24 @@ def test_usage_errors_exit_2(tmp_path, corpus):
     assert run_cli("run", str(corpus), "-o", str(tmp_path / "o"), "--formats", "docx").returncode == 2
     assert run_cli("run", str(corpus), "-o", str(tmp_path / "o"), "--engine", "nope").returncode == 2
     assert run_cli("status", str(tmp_path / "nothing-here")).returncode == 2
+    assert run_cli("run", str(corpus), "-o", str(tmp_path / "o"), "-E", "no-equals-sign").returncode == 2
     assert not (tmp_path / "o" / "results.jsonl").exists()
+
+
+def test_engine_options_reach_the_engine_and_the_document_identity(corpus, tmp_path):
+    def doc_ids_and_texts(out: Path, *extra: str) -> tuple[set[str], list[str]]:
+        proc = run_cli("run", str(corpus / "gamma.png"), "-o", str(out), "--engine", FAKE_ENGINE, "-q",
+                       "--jsonl", "-", *extra)
+        assert proc.returncode == 0, proc.stderr
+        records = [json.loads(line) for line in proc.stdout.splitlines()]
+        return {r["doc_id"] for r in records}, [r["text"] for r in records]
+
+    plain_ids, plain_text = doc_ids_and_texts(tmp_path / "a")
+    one_ids, one_text = doc_ids_and_texts(tmp_path / "b", "--engine-option", "label=one")
+    two_ids, two_text = doc_ids_and_texts(tmp_path / "c", "-E", "label=two")
+    assert "label" not in plain_text[0] and "label one" in one_text[0] and "label two" in two_text[0]
+    assert len(plain_ids | one_ids | two_ids) == 3  # a setting that changes text changes identity
+    assert doc_ids_and_texts(tmp_path / "d", "-E", "low_memory=1")[0] == plain_ids  # speed-only
 
 
 def test_some_pages_failed_exit_1_and_status(corpus, tmp_path):

@@ -44,6 +44,8 @@ def test_bad_options_are_refused():
         PPOCREngine(EngineOptions(device="tpu"))
     with pytest.raises(EngineError, match="det_limit_side"):
         PPOCREngine(EngineOptions(extra=(("det_limit_side", "big"),)))
+    with pytest.raises(EngineError, match="no option det_limit"):
+        PPOCREngine(EngineOptions(extra=(("det_limit", "1280"),)))  # a typo is an error, not a no-op
 
 
 def test_engine_is_created_through_the_registry():

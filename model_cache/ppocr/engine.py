@@ -39,7 +39,15 @@ class PipelineParams:
     retry_flip_below: float = 0.6  # a line this unsure is also read upside down; the better wins
 
 
+OPTION_NAMES = ("det_limit_side", "det_thresh", "det_box_thresh", "det_unclip_ratio", "rec_min_score",
+                "rec_squeeze", "orientation", "cls_vote_lines")
+
+
 def params_from(options: EngineOptions) -> PipelineParams:
+    unknown = sorted({key for key, _ in options.extra} - set(OPTION_NAMES))
+    if unknown:  # a mistyped setting must not be silently ignored over a night's run
+        raise EngineError(f"ppocr has no option {', '.join(unknown)} (options: {', '.join(OPTION_NAMES)})")
+
     def num(key: str, default: float) -> float:
         value = options.get(key)
         try:
