@@ -1,6 +1,11 @@
 """Convert a HunyuanOCR Hugging Face checkpoint folder into split ncnn graphs + manifest.json.
 
-    python -m model_cache.hunyuan.convert --checkpoint DIR -o MODEL_DIR [--dtype fp32|fp16|bf16]
+    python -m model_cache.hunyuan.convert --checkpoint DIR -o MODEL_DIR [--dtype fp32|fp16|bf16|int8]
+    python -m model_cache.hunyuan.convert --from-fp32 FP32_MODEL_DIR -o MODEL_DIR --dtype int8
+
+int8: the decoder layers' and the LM head's linear weights become ncnn block-quantized Gemms
+(quantize.py); everything else stays fp32. --from-fp32 derives that from a converted fp32 folder
+without tracing again.
 
 Needs torch, transformers>=5.13 and pnnx (the `convert` extra); the runtime needs none of them.
 Graphs: vis_embed, vis_block_{i}, vis_merge, dec_{i} (with SDPA KV cache), lm_head. Small
@@ -22,16 +27,20 @@ import numpy as np
 
 from model_cache.hunyuan.kvcache_param import add_kv_cache
 from model_cache.hunyuan.model_config import MANIFEST_ENGINE, ModelConfig, config_from_checkpoint
-from model_cache.manifest import MANIFEST_NAME, build_manifest
+from model_cache.hunyuan.quantize import BLOCK_CODES, BlockQuant, quantize_graph
+from model_cache.manifest import MANIFEST_NAME, build_manifest, verify_folder
 
-DTYPES = ("fp32", "fp16", "bf16")
+DTYPES = ("fp32", "fp16", "bf16", "int8")
+DEFAULT_BLOCK = 32
 
 
 def convert_checkpoint(checkpoint: Path, out_dir: Path, dtype: str = "fp32",
-                       rope_variant: str = "1.5", log=print, jobs: int = 1) -> Path:
+                       rope_variant: str = "1.5", log=print, jobs: int = 1,
+                       weight_block: int = DEFAULT_BLOCK) -> Path:
     """Write the ncnn model folder for `checkpoint` into `out_dir` and return it."""
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {DTYPES}, not {dtype!r}")
+    quant = BlockQuant(block=weight_block) if dtype == "int8" else None
     import torch
     from transformers import HunYuanVLForConditionalGeneration
 
@@ -40,16 +49,46 @@ def convert_checkpoint(checkpoint: Path, out_dir: Path, dtype: str = "fp32",
     if not tokenizer.is_file():
         raise FileNotFoundError(f"{tokenizer} is missing: the runtime decodes with this file")
     cfg = config_from_checkpoint(checkpoint, dtype=dtype, rope_variant=rope_variant)
+    cfg.weight_block = quant.block if quant else 0
     model = HunYuanVLForConditionalGeneration.from_pretrained(checkpoint, dtype=torch.float32).eval()
     out_dir.mkdir(parents=True, exist_ok=True)
     with torch.no_grad(), tempfile.TemporaryDirectory() as tmp:
         _export_all(model, cfg, out_dir, Path(tmp), log, jobs)
         _save_arrays(model, cfg, out_dir)
+    if quant:
+        _quantize_decoder(out_dir, cfg, quant, log)
     shutil.copyfile(tokenizer, out_dir / "tokenizer.json")
-    meta = cfg.to_meta(_pnnx_version())
-    manifest = build_manifest(out_dir, "hunyuanocr", MANIFEST_ENGINE, meta)
-    (out_dir / MANIFEST_NAME).write_text(manifest.to_json(), encoding="utf-8")
+    _write_manifest(out_dir, cfg, _pnnx_version())
     return out_dir
+
+
+def quantize_fp32_folder(fp32_dir: Path, out_dir: Path, weight_block: int = DEFAULT_BLOCK,
+                         log=print) -> Path:
+    """Derive an int8 model folder from a converted fp32 one (no torch or pnnx needed)."""
+    fp32_dir, out_dir = Path(fp32_dir), Path(out_dir)
+    manifest = verify_folder(fp32_dir, engine=MANIFEST_ENGINE)
+    cfg = ModelConfig.from_meta(manifest.meta)
+    if cfg.dtype != "fp32":
+        raise ValueError(f"{fp32_dir} holds {cfg.dtype} weights; int8 is derived from fp32 only")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name in manifest.files:
+        shutil.copyfile(fp32_dir / name, out_dir / name)
+    quant = BlockQuant(block=weight_block)
+    cfg.dtype, cfg.weight_block = "int8", quant.block
+    _quantize_decoder(out_dir, cfg, quant, log)
+    _write_manifest(out_dir, cfg, str(manifest.meta.get("pnnx_version", "")))
+    return out_dir
+
+
+def _quantize_decoder(out_dir: Path, cfg: ModelConfig, quant: BlockQuant, log) -> None:
+    for name in [*(f"dec_{i}" for i in range(cfg.layers)), "lm_head"]:
+        count = quantize_graph(out_dir / f"{name}.param", out_dir / f"{name}.bin", quant)
+        log(f"quantized {count} Gemm weights of {name} to int8 (blocks of {quant.block})")
+
+
+def _write_manifest(out_dir: Path, cfg: ModelConfig, pnnx_version: str) -> None:
+    manifest = build_manifest(out_dir, "hunyuanocr", MANIFEST_ENGINE, cfg.to_meta(pnnx_version))
+    (out_dir / MANIFEST_NAME).write_text(manifest.to_json(), encoding="utf-8")
 
 
 def _export_all(model, cfg: ModelConfig, out_dir: Path, tmp: Path, log, jobs: int = 1) -> None:
@@ -82,7 +121,7 @@ def _export_all(model, cfg: ModelConfig, out_dir: Path, tmp: Path, log, jobs: in
         trace(f"dec_{i}", mod, _dec_shapes(5, d, cfg.head_dim), _dec_shapes(9, d, cfg.head_dim), kv=True)
     trace("lm_head", export.LmHead(text.norm.weight, model.lm_head.weight, cfg.rms_eps), [(1, 1, d)])
 
-    fp16 = cfg.dtype != "fp32"
+    fp16 = cfg.dtype in ("fp16", "bf16")
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         for name in pool.map(lambda t: _pnnx(t, out_dir, fp16), tasks):
             log(f"converted {name}")
@@ -119,7 +158,7 @@ def _save_arrays(model, cfg: ModelConfig, out_dir: Path) -> None:
     vt = model.model.vision_tower
     merger = vt.patch_merger
     embed = model.model.language_model.embed_tokens.weight.detach().float().numpy()
-    store = np.float32 if cfg.dtype == "fp32" else np.float16
+    store = np.float16 if cfg.dtype in ("fp16", "bf16") else np.float32
     np.save(out_dir / "embed_tokens.npy", embed.astype(store))
     pos = vt.embeddings.position_embedding.weight.detach().float().numpy()[1:]
     newline_proj = merger.mlp(merger.image_newline.detach().float()[None])[0]
@@ -141,15 +180,25 @@ def _pnnx_version() -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m model_cache.hunyuan.convert",
                                      description=__doc__.split("\n")[0])
-    parser.add_argument("--checkpoint", type=Path, required=True)
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--checkpoint", type=Path)
+    source.add_argument("--from-fp32", type=Path, help="a converted fp32 model folder (--dtype int8 only)")
     parser.add_argument("-o", "--output", type=Path, required=True)
     parser.add_argument("--dtype", choices=DTYPES, default="fp32")
+    parser.add_argument("--weight-block", type=int, choices=sorted(BLOCK_CODES), default=DEFAULT_BLOCK,
+                        help="int8: weights per quantization block")
     parser.add_argument("--rope-variant", choices=("1.0", "1.5"), default="1.5")
     parser.add_argument("--jobs", type=int, default=min(8, os.cpu_count() or 1),
                         help="pnnx conversions run in parallel")
     args = parser.parse_args(argv)
-    out = convert_checkpoint(args.checkpoint, args.output, args.dtype, args.rope_variant,
-                             log=lambda msg: print(msg, file=sys.stderr), jobs=args.jobs)
+    log = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
+    if args.from_fp32 is not None:
+        if args.dtype != "int8":
+            parser.error("--from-fp32 makes --dtype int8 folders only")
+        out = quantize_fp32_folder(args.from_fp32, args.output, args.weight_block, log)
+    else:
+        out = convert_checkpoint(args.checkpoint, args.output, args.dtype, args.rope_variant,
+                                 log=log, jobs=args.jobs, weight_block=args.weight_block)
     print(out)
     return 0
 

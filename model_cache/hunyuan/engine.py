@@ -38,6 +38,15 @@ DEFAULT_MAX_NEW_TOKENS = 4096
 
 
 @dataclass
+class PromptInputs:
+    embeds: np.ndarray  # (prompt length, hidden), image features in place
+    positions: np.ndarray  # (RoPE axes, prompt length)
+    ids: list[int]
+    image_embeds: np.ndarray
+    vision_s: float
+
+
+@dataclass
 class PageRun:
     """Everything one page produced, for tests and benchmarks (ocr() keeps only the result)."""
     result: PageResult
@@ -85,7 +94,8 @@ class HunyuanEngine:
     def ocr(self, image: Image.Image) -> PageResult:
         return self.run_page(image).result
 
-    def run_page(self, image: Image.Image) -> PageRun:
+    def prompt_inputs(self, image: Image.Image) -> PromptInputs:
+        """Vision tower + prompt: what the decoder's prefill takes for this page."""
         cfg = self.cfg
         t0 = time.perf_counter()
         patches = image_to_patches(image, cfg.patch, cfg.merge, cfg.min_pixels, cfg.max_pixels,
@@ -98,18 +108,24 @@ class HunyuanEngine:
         embeds[prompt.image_start:prompt.image_start + count] = image_embeds
         spans = [(prompt.image_start, patches.grid_h // cfg.merge, patches.grid_w // cfg.merge)]
         positions = prompt_positions(len(prompt.ids), len(cfg.mrope_section), spans)
+        return PromptInputs(embeds, positions, prompt.ids, image_embeds, vision_s)
+
+    def run_page(self, image: Image.Image) -> PageRun:
+        cfg = self.cfg
+        inputs = self.prompt_inputs(image)
         sampler = Sampler(self.sampling, cfg.vocab)
-        gen = generate(self.decoder, embeds, positions, prompt.ids, sampler, self.generation, self.on_token)
+        gen = generate(self.decoder, inputs.embeds, inputs.positions, inputs.ids, sampler, self.generation,
+                       self.on_token)
         text = self.tokenizer.decode(gen.tokens).strip()
         warnings = ["repetition_loop"] if gen.stop == "repetition_loop" else []
         if gen.stop == "max_new_tokens":
             warnings.append("max_new_tokens")
-        timings = _timings(vision_s, gen, len(prompt.ids))
+        timings = _timings(inputs.vision_s, gen, len(inputs.ids))
         result = page_result(text, gen.probs, image.width, image.height, self.name, timings, warnings)
         if self.low_memory:
             self.decoder.cache.reset()
             self.graphs.trim()  # hand cached activation blocks back between pages
-        return PageRun(result, gen, image_embeds, prompt.ids)
+        return PageRun(result, gen, inputs.image_embeds, inputs.ids)
 
     def close(self) -> None:
         self.decoder.cache.reset()
@@ -158,6 +174,9 @@ def create_engine(options: EngineOptions) -> HunyuanEngine:
     except ValueError as exc:
         raise EngineError(f"refusing to load HunyuanOCR from {folder}: {exc}") from exc
     if options.device == "gpu":
+        if cfg.dtype == "int8":
+            raise EngineError(f"{folder} holds int8 (block-quantized) weights, which ncnn runs on the "
+                              "CPU only; use --device cpu or an fp32/fp16/bf16 model folder")
         _require_gpu()
     return HunyuanEngine(folder, cfg, options)
 

@@ -24,7 +24,8 @@ import numpy as np
 class NetSettings:
     threads: int = 2
     gpu: bool = False
-    dtype: str = "fp32"  # storage precision of the converted weights
+    dtype: str = "fp32"  # storage precision of the converted weights (int8: fp32 but for the
+    # block-quantized Gemms, which carry their own format and ignore these options)
 
 
 def to_mat(array: np.ndarray) -> ncnn.Mat:
@@ -139,6 +140,6 @@ def _configure(opt: ncnn.Option, settings: NetSettings) -> None:
     opt.use_fp16_packed = opt.use_fp16_storage
     # fp16 arithmetic only where weights are already stored in 16 bits and on Vulkan, where it
     # is the fast path; x86 would gain nothing and lose precision.
-    opt.use_fp16_arithmetic = settings.gpu and low != "fp32"
+    opt.use_fp16_arithmetic = settings.gpu and low in ("fp16", "bf16")
     opt.use_bf16_storage = low == "bf16" and not settings.gpu
     opt.use_bf16_packed = opt.use_bf16_storage

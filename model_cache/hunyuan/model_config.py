@@ -18,7 +18,7 @@ CLIP_STD = (0.26862954, 0.26130258, 0.27577711)
 
 @dataclass
 class ModelConfig:
-    dtype: str
+    dtype: str  # fp32 | fp16 | bf16 storage, or int8: decoder and LM-head Gemms block-quantized
     rope_variant: str  # "1.5": xdRoPE in every layer during prefill; "1.0": layer 0 only
     hidden: int
     layers: int
@@ -48,11 +48,17 @@ class ModelConfig:
     image_std: list[float] = field(default_factory=lambda: list(CLIP_STD))
     system_1_0_id: int = SpecialIds().system_1_0
     tokenizer: str = "tokenizer.json"
+    weight_block: int = 0  # int8 only: weights per quantization block (quantize.py)
 
     def to_meta(self, pnnx_version: str) -> dict[str, Any]:
-        return {"format": FORMAT_VERSION, "pnnx_version": pnnx_version, "dtype": self.dtype,
+        meta = {"format": FORMAT_VERSION, "pnnx_version": pnnx_version, "dtype": self.dtype,
                 "rope_variant": self.rope_variant, "eos_ids": self.eos_ids,
                 "tokenizer": self.tokenizer, META_KEY: asdict(self)}
+        if self.weight_block:
+            meta["quantization"] = {"bits": 8, "block": self.weight_block, "graphs": ["dec_*", "lm_head"],
+                                    "layers": "Gemm (ncnn weight-block quantized, param 18)",
+                                    "other_weights": "fp32"}
+        return meta
 
     @classmethod
     def from_meta(cls, meta: dict[str, Any]) -> "ModelConfig":
@@ -60,7 +66,8 @@ class ModelConfig:
         if not isinstance(data, dict):
             raise ValueError(f"manifest has no '{META_KEY}' section: not a converted HunyuanOCR folder")
         names = {f.name for f in fields(cls)}
-        missing = names - set(data) - {"image_mean", "image_std", "system_1_0_id", "tokenizer"}
+        optional = {"image_mean", "image_std", "system_1_0_id", "tokenizer", "weight_block"}
+        missing = names - set(data) - optional
         if missing:
             raise ValueError(f"manifest '{META_KEY}' section lacks {sorted(missing)}")
         return cls(**{k: v for k, v in data.items() if k in names})
