@@ -222,3 +222,14 @@ def test_group_labels_of_table_rows_are_not_taken_for_margin_notes():
         lines += [_line(f"c{r}{c}", x, y, x + 100) for c, x in enumerate((500, 800, 1100))]
     words = _words(build_blocks(lines, 2339))
     assert words[:4] == ["Group0", "c00", "c01", "c02"] and words[9:11] == ["c22", "Group1"]
+
+
+def test_a_brace_below_indented_code_is_read_last_not_as_a_column():
+    lines = [_line("Other := SEQUENCE {", 249, 677, 650, 27),
+             _line("x", 324, 717, 350), _line("INTEGER,", 453, 712, 583, 32),
+             _line("y", 324, 754, 349, 33), _line("CHOICE {", 453, 751, 588, 29),
+             _line("y1 INTEGER,", 387, 783, 569, 39), _line("y2 OCTET STRING },", 389, 820, 677, 37),
+             _line("}", 244, 859, 269, 31)]
+    assert _words(build_blocks(lines, 2339)) == [
+        "Other", ":=", "SEQUENCE", "{", "x", "INTEGER,", "y", "CHOICE", "{", "y1", "INTEGER,",
+        "y2", "OCTET", "STRING", "},", "}"]

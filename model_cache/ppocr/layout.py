@@ -89,8 +89,13 @@ def merged_regions(items: list[Item], gutter: float, h: float) -> list[Region]:
 
 def is_row_structured(left: list[Item], right: list[Item], params: LayoutParams) -> bool:
     """Do the two sides of a gutter pair up row by row with short items (TOC, table, form)?
-    Pairing is loose (a partial y-overlap) so a two-level table header pairs as well."""
+    Pairing is loose (a partial y-overlap) so a two-level table header pairs as well. Items
+    above or below everything on the other side (a closing brace under indented code, a page
+    number over a two-column index) stand beside nothing and are left out; if nothing is left
+    the sides are stacked, not columns."""
     short, other = (left, right) if len(left) <= len(right) else (right, left)
+    top, bottom = min(it.y0 for it in other), max(it.y1 for it in other)
+    short = [it for it in short if it.y1 > top and it.y0 < bottom]
     if not short:
         return True
     h = median_height(short + other)
