@@ -134,7 +134,8 @@ def _entry_page() -> list[Line]:
     lines += [_line("\\foo_seq", 170, 1313, 372, 36), _line("List of names.", 388, 1302, 590, 36),
               _line("\\foo_use:nn", 160, 1400, 372), _line("Outputs paragraphs.", 388, 1390, 590),
               _line("#1: name", 388, 1432, 580), _line("#2: list", 388, 1474, 640),
-              _line("\\foo_if_exist:nTF", 80, 1545, 372), _line("Tests whether it exists.", 388, 1535, 790),
+              _line("\\foo_if_exist:nTF", 80, 1545, 372),
+              _line("Tests whether it exists.", 388, 1535, 790),
               _line("#1: name", 388, 1577, 580)]
     return lines
 
@@ -142,8 +143,9 @@ def _entry_page() -> list[Line]:
 def test_a_margin_note_follows_the_whole_entry_it_stands_beside():
     words = _words(build_blocks(_entry_page(), 2339))
     start = words.index("Outputs")
-    assert words[start:] == ["Outputs", "paragraphs.", "#1:", "name", "#2:", "list", "\\foo_use:nn",
-                             "Tests", "whether", "it", "exists.", "#1:", "name", "\\foo_if_exist:nTF"]
+    assert words[start:] == ["Outputs", "paragraphs.", "#1:", "name", "#2:", "list",
+                             "\\foo_use:nn", "Tests", "whether", "it", "exists.", "#1:", "name",
+                             "\\foo_if_exist:nTF"]
 
 
 def test_a_one_line_note_on_the_row_of_a_one_line_entry_is_read_first():
@@ -161,7 +163,8 @@ def test_a_note_reaching_below_its_short_paragraph_is_read_before_it():
               _line("16 \\tl_new:N \\l_tmpa_tl", 404, 2117, 839, 28)]
     lines += [_line(f"\\l_tmp_{k}", 94, 2078 + 31 * k, 373) for k in range(4)]
     order = [t.split()[0] for t in _order(build_blocks(lines, 2339))]
-    assert order[4:] == ["6.1", "\\l_tmp_0", "\\l_tmp_1", "\\l_tmp_2", "\\l_tmp_3", "Temporary", "16"]
+    names = [f"\\l_tmp_{k}" for k in range(4)]
+    assert order[4:] == ["6.1"] + names + ["Temporary", "16"]
 
 
 def test_list_labels_in_the_margin_stay_with_their_items():
@@ -180,7 +183,8 @@ def test_a_two_level_table_header_is_read_level_by_level():
              ("Paragraphs", 640, 324, 729, 29), ("Script", 796, 324, 875, 27),
              ("Description", 1007, 318, 1070, 39), ("utf8", 1201, 347, 1263, 25),
              ("gbk", 1281, 342, 1339, 35), ("big5", 1360, 345, 1427, 31)]
-    lines = [_line("Table 1", 832, 237, 1060)] + [_line(t, x0, y0, x1, hh) for t, x0, y0, x1, hh in cells]
+    lines = [_line("Table 1", 832, 237, 1060)]
+    lines += [_line(t, x0, y0, x1, hh) for t, x0, y0, x1, hh in cells]
     for k, name in enumerate(["simp", "trad", "zhufu", "aspirin"]):
         y = 392 + 37 * k
         lines += [_line(name, 502, y, 569), _line(str(50 + k), 661, y, 697),
@@ -198,7 +202,8 @@ def test_code_with_aligned_comments_is_read_row_by_row():
     lines = [_line("text " * 40, 400, 1273, 1500)]
     for k, (text, w) in enumerate(zip(code, widths)):
         y = 1402 + 30 * k
-        lines += [_line(text, 429, y, 429 + w, 26), _line(f"% comment {k}", 738, y, 1000 + 40 * k, 26)]
+        lines += [_line(text, 429, y, 429 + w, 26),
+                  _line(f"% comment {k}", 738, y, 1000 + 40 * k, 26)]
     words = _words(build_blocks(lines, 2339))[40:]
     assert words == [w for k, c in enumerate(code) for w in (c, "%", "comment", str(k))]
 
@@ -228,8 +233,17 @@ def test_a_brace_below_indented_code_is_read_last_not_as_a_column():
     lines = [_line("Other := SEQUENCE {", 249, 677, 650, 27),
              _line("x", 324, 717, 350), _line("INTEGER,", 453, 712, 583, 32),
              _line("y", 324, 754, 349, 33), _line("CHOICE {", 453, 751, 588, 29),
-             _line("y1 INTEGER,", 387, 783, 569, 39), _line("y2 OCTET STRING },", 389, 820, 677, 37),
+             _line("y1 INTEGER,", 387, 783, 569, 39),
+             _line("y2 OCTET STRING },", 389, 820, 677, 37),
              _line("}", 244, 859, 269, 31)]
     assert _words(build_blocks(lines, 2339)) == [
         "Other", ":=", "SEQUENCE", "{", "x", "INTEGER,", "y", "CHOICE", "{", "y1", "INTEGER,",
         "y2", "OCTET", "STRING", "},", "}"]
+
+
+def test_a_margin_note_above_all_the_body_is_read_first():
+    full = "body " * 40
+    lines = [_line("Draft note", 60, 200, 300)]
+    lines += [_line(f"p{k} " + full, 400, 400 + 40 * k, 1500) for k in range(4)]
+    order = [t.split()[0] for t in _order(build_blocks(lines, 2339))]
+    assert order == ["Draft", "p0", "p1", "p2", "p3"]

@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from model_cache.ppocr.layout_geometry import (Item, LayoutParams, free_bands, interior, join_row,
-                                               make_item, median_height, page_skew, rows_of,
-                                               same_row)
+                                               make_item, median_height, page_skew, rows_of)
 from model_cache.ppocr.margin_notes import note_groups, split_margin_notes, weave_notes
 from outputs.model import Block, Line
 

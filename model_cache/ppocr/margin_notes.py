@@ -92,21 +92,21 @@ def weave_notes(blocks: list[Block], groups: list[list[Item]], params: LayoutPar
     """Each note group goes with the paragraph run it stands beside (the last run starting
     above its first line's bottom): after it, or before it when the note is the run's label
     (a one-line note on the row of a one-line run) or reaches well below it (a list of names
-    described by a short text)."""
+    described by a short text). A note above all the body comes first."""
     geometry = [_block_items(block, skew) for block in blocks]
     runs = paragraph_runs(geometry, [g[0] for g in groups], params, h)
     keyed = [((r, 1, k), blocks[k]) for r, run in enumerate(runs) for k in run]
     for n, group in enumerate(groups):
-        first = group[0]
         r = max((r for r, run in enumerate(runs)
-                 if min(it.y0 for it in geometry[run[0]]) < first.y1), default=0)
-        run_items = [it for k in runs[r] for it in geometry[k]] if runs else []
-        before = bool(run_items) and _note_leads(group, run_items, params, h)
-        keyed.append(((r, 0 if before else 2, n), Block(lines=[it.line for it in group])))
+                 if min(it.y0 for it in geometry[run[0]]) < group[0].y1), default=-1)
+        run_items = [it for k in runs[r] for it in geometry[k]] if r >= 0 else []
+        before = not run_items or _note_leads(group, run_items, params, h)
+        keyed.append(((max(r, 0), 0 if before else 2, n), Block(lines=[it.line for it in group])))
     return [block for _, block in sorted(keyed, key=lambda t: t[0])]
 
 
 def _note_leads(group: list[Item], run: list[Item], params: LayoutParams, h: float) -> bool:
-    label = len(group) == 1 and len(rows_of(run, params)) == 1 and same_row(group[0], run[0], params)
+    one_line = len(group) == 1 and len(rows_of(run, params)) == 1
+    label = one_line and same_row(group[0], run[0], params)
     overrun = max(it.y1 for it in group) - max(it.y1 for it in run) > params.note_overrun * h
     return label or overrun
