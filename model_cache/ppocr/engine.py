@@ -26,6 +26,7 @@ from model_cache.ppocr.orientation import (OrientParams, rotate_boxes, rotate_im
 from model_cache.ppocr.recognition import (RecParams, RecResult, load_dictionary, recognize,
                                            rectify, softmax_input)
 from model_cache.ppocr.runtime import NcnnNet, RuntimeOptions
+from model_cache.ppocr.spacing import verify_spaces
 from outputs.model import Line, PageResult
 
 
@@ -37,6 +38,7 @@ class PipelineParams:
     rec_min_score: float = 0.5
     orientation: bool = True
     retry_flip_below: float = 0.6  # a line this unsure is also read upside down; the better wins
+    verify_spaces: bool = True  # drop recognised spaces that have no gap under them (spacing.py)
 
 
 OPTION_NAMES = ("det_limit_side", "det_thresh", "det_box_thresh", "det_unclip_ratio", "rec_min_score",
@@ -123,8 +125,10 @@ class PPOCREngine:
         rotation = 0
         if self.params.orientation and boxes:
             if vertical_share(boxes, self.params.orient) > self.params.orient.vertical_share:
-                boxes = rotate_boxes(boxes, 90, rgb.shape[1], rgb.shape[0])
+                # Detect again on the turned page: DB finds sideways lines only in pieces.
                 rgb, rotation = rotate_image(rgb, 90), 90
+                boxes = detect(self.det, rgb, self.params.det)
+                self.det.release()
             if upside_down(self.cls, rgb, boxes, self.params.orient):
                 boxes = rotate_boxes(boxes, 180, rgb.shape[1], rgb.shape[0])
                 rgb, rotation = rotate_image(rgb, 180), (rotation + 180) % 360
@@ -146,7 +150,9 @@ class PPOCREngine:
             flipped = recognize(self.rec, np.ascontiguousarray(crop[::-1, ::-1]), self.dictionary,
                                 self.params.rec, self.rec_logits)
             if flipped.conf > result.conf + 0.2:
-                return flipped
+                result, crop = flipped, np.ascontiguousarray(crop[::-1, ::-1])
+        if self.params.verify_spaces:
+            result.text = verify_spaces(result, crop, max(crop.shape[1], self.params.rec.min_width))
         return result
 
 

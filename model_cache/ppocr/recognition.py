@@ -3,7 +3,7 @@ CTC recogniser, greedy-decode with the dictionary (index 0 = blank, last = space
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import cv2
@@ -29,6 +29,9 @@ class RecResult:
     text: str
     conf: float
     char_probs: np.ndarray  # probability of each emitted character
+    chars: tuple[str, ...] = ()  # every emitted character, before the text's ends are stripped
+    steps: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # time step of each
+    frames: int = 0  # time steps in the whole crop (one per crop_width / frames columns)
 
 
 def load_dictionary(path: Path) -> list[str]:
@@ -94,9 +97,10 @@ def ctc_decode(scores: np.ndarray, dictionary: list[str], logits: bool = False) 
         p = 1.0 / np.exp(rows - top[:, None]).sum(axis=1) if len(idx) else np.zeros(0)
     else:
         p = scores[np.arange(len(best)), best][keep]
-    text = "".join(dictionary[i] if i < len(dictionary) else "" for i in idx)
+    chars = tuple(dictionary[i] if i < len(dictionary) else "" for i in idx)
     conf = float(p.mean()) if len(p) else 0.0
-    return RecResult(text.strip(), conf, p.astype(np.float32))
+    return RecResult("".join(chars).strip(), conf, p.astype(np.float32), chars,
+                     np.flatnonzero(keep), len(best))
 
 
 def softmax_input(param: Path, output: str) -> str | None:

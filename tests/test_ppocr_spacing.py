@@ -1,0 +1,69 @@
+"""Spaces the recogniser emits are kept only where the crop has a gap (model_cache/ppocr/spacing.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+from model_cache.ppocr.recognition import RecResult
+from model_cache.ppocr.spacing import ink_columns, longest_blank_run, verify_spaces
+
+FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+COLUMNS_PER_STEP = 8  # the recogniser's time step covers 8 columns of a 48-pixel-high crop
+
+
+def line_crop(text: str) -> tuple[np.ndarray, list[float]]:
+    """A 48-pixel-high crop of `text` and the centre column of each character."""
+    try:
+        font = ImageFont.truetype(FONT, 30)
+    except OSError:
+        font = ImageFont.load_default(30)
+    width = int(font.getlength(text)) + 16
+    image = Image.new("RGB", (width, 48), "white")
+    ImageDraw.Draw(image).text((8, 6), text, font=font, fill="black")
+    centres = [8 + (font.getlength(text[:i]) + font.getlength(text[:i + 1])) / 2 for i in range(len(text))]
+    return np.asarray(image), centres
+
+
+def recognised(chars: list[str], centres: list[float], width: int) -> RecResult:
+    steps = np.array([int(c // COLUMNS_PER_STEP) for c in centres])
+    return RecResult("".join(chars).strip(), 0.9, np.ones(len(chars), np.float32), tuple(chars), steps,
+                     width // COLUMNS_PER_STEP)
+
+
+def test_space_inside_a_word_is_dropped_and_a_real_one_kept():
+    crop, centres = line_crop("Makefile rules")
+    chars = list("Makefile rules")
+    # the model's mistake: a space read between "fi" and "le" (placed where 'l' begins)
+    chars.insert(6, " ")
+    centres.insert(6, (centres[5] + centres[6]) / 2)
+    result = recognised(chars, centres, crop.shape[1])
+    assert result.text == "Makefi le rules"
+    assert verify_spaces(result, crop) == "Makefile rules"
+
+
+def test_every_real_space_survives():
+    text = "the quick brown fox, jumps over 12 lazy dogs"
+    crop, centres = line_crop(text)
+    result = recognised(list(text), centres, crop.shape[1])
+    assert verify_spaces(result, crop) == text
+
+
+def test_light_text_on_dark_ground():
+    crop, centres = line_crop("one two")
+    inverted = 255 - crop
+    chars = list("one two")
+    result = recognised(chars, centres, crop.shape[1])
+    assert verify_spaces(result, inverted) == "one two"
+    assert ink_columns(inverted).sum() == ink_columns(crop).sum()
+
+
+def test_blank_runs():
+    assert longest_blank_run(np.array([True, False, False, True, False])) == 2
+    assert longest_blank_run(np.array([True, True])) == 0
+    assert longest_blank_run(np.array([False] * 5)) == 5
+
+
+def test_results_without_positions_are_left_as_they_are():
+    result = RecResult("a b", 0.9, np.ones(3, np.float32))
+    assert verify_spaces(result, np.zeros((48, 40, 3), np.uint8)) == "a b"
