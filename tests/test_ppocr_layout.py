@@ -247,3 +247,13 @@ def test_a_margin_note_above_all_the_body_is_read_first():
     lines += [_line(f"p{k} " + full, 400, 400 + 40 * k, 1500) for k in range(4)]
     order = [t.split()[0] for t in _order(build_blocks(lines, 2339))]
     assert order == ["Draft", "p0", "p1", "p2", "p3"]
+
+
+def test_right_margin_glosses_follow_their_paragraphs():
+    full = "body " * 30
+    lines = [_line(f"p1{k} " + full, 200, 300 + 40 * k, 1200) for k in range(3)]
+    lines += [_line("p1end.", 200, 420, 500), _line("gloss one", 1240, 340, 1460)]
+    lines += [_line("p20 " + full, 260, 480, 1200), _line("p21 " + full, 200, 520, 1200),
+              _line("p2end.", 200, 560, 600), _line("gloss two", 1240, 520, 1440)]
+    order = [t.split()[0] for t in _order(build_blocks(lines, 2339))]
+    assert order == ["p10", "p11", "p12", "p1end.", "gloss", "p20", "p21", "p2end.", "gloss"]
