@@ -1,14 +1,18 @@
 """HunyuanOCR decode step on CPU: the engine's Decoder, several configurations interleaved in one
 process (on a shared machine, only side-by-side medians and ratios mean anything).
 
-Uses the random-weight model that benchmarks/hunyuan_speed.py builds and converts (run that once).
+Uses the random-weight model that benchmarks/hunyuan_speed.py builds and converts (run that once
+with the dtypes wanted, e.g. --dtypes fp32,bf16,int8; int8 is derived from the fp32 folder).
 Each configuration prefills the same random prompt (--context tokens, vision skipped), then all
 take decode steps in turn, alternating the order. The OpenMP wait policy is per process
 (OMP_WAIT_POLICY; model_cache.hunyuan sets PASSIVE unless given): compare policies by running
 this twice.
 
-    python benchmarks/hunyuan_decode_step.py [--configs fp32:2,fp32:1,bf16:2] [--context 1438]
-        [--steps 16] [--fused]
+    python benchmarks/hunyuan_decode_step.py [--configs fp32:2,bf16:2,int8:2,int8/fp32:2]
+        [--context 1438] [--steps 16] [--fused]
+
+A config is dtype[/decoder storage]:threads; int8 runs with bf16 activations and KV cache (the
+engine's default) unless written int8/fp32.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.hunyuan_speed import DEFAULT_CACHE  # noqa: E402
 
 
-def build(folder: Path, threads: int, fused: bool):
+def build(folder: Path, threads: int, fused: bool, storage: str | None = None):
     from model_cache.hunyuan.decoder import Decoder
     from model_cache.hunyuan.graphs import GraphStore, NetSettings
     from model_cache.hunyuan.model_config import ModelConfig
@@ -34,7 +38,7 @@ def build(folder: Path, threads: int, fused: bool):
 
     cfg = ModelConfig.from_meta(Manifest.load(folder).meta)
     graphs = GraphStore(folder, NetSettings(threads=threads, dtype=cfg.dtype))
-    decoder = Decoder(folder, cfg, graphs, cfg.rope_variant, fused=fused)
+    decoder = Decoder(folder, cfg, graphs, cfg.rope_variant, fused=fused, storage=storage)
     graphs.preload(decoder.graph_names())
     return decoder
 
@@ -42,7 +46,7 @@ def build(folder: Path, threads: int, fused: bool):
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
-    parser.add_argument("--configs", default="fp32:2,fp32:1,bf16:2", help="dtype:threads,...")
+    parser.add_argument("--configs", default="fp32:2,bf16:2,int8:2", help="dtype:threads,...")
     parser.add_argument("--context", type=int, default=1438)
     parser.add_argument("--steps", type=int, default=16)
     parser.add_argument("--fused", action="store_true", help="one graph for all layers (the Vulkan layout)")
@@ -54,27 +58,35 @@ def main() -> int:
     runs = []
     for spec in args.configs.split(","):
         dtype, threads = spec.split(":")
-        decoder = build(args.cache / f"ncnn-{dtype}", int(threads), args.fused)
+        dtype, _, storage = dtype.partition("/")
+        if dtype == "int8" and not storage:
+            storage = "bf16"  # the engine's default for int8 folders
+        decoder = build(args.cache / f"ncnn-{dtype}", int(threads), args.fused, storage or None)
         embeds = decoder.embed(rng.randint(0, decoder.cfg.vocab - 1000, args.context))
         t0 = time.perf_counter()
         decoder.prefill(embeds, np.tile(np.arange(args.context), (len(decoder.cfg.mrope_section), 1)))
         print(f"{spec}: prefill {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
-        runs.append((f"ncnn {dtype}, {threads} thr", decoder, [], []))
+        label = f"{dtype}/{storage}" if storage else dtype
+        runs.append((f"ncnn {label}, {threads} thr", decoder, [], [], []))
     for i in range(args.steps):
-        for _, decoder, steps, heads in runs if i % 2 == 0 else runs[::-1]:
-            t0 = time.perf_counter()
+        for _, decoder, steps, heads, cpu in runs if i % 2 == 0 else runs[::-1]:
+            t0, c0 = time.perf_counter(), time.process_time()
             decoder.step(int(rng.randint(0, decoder.cfg.vocab - 1000)))
             steps.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
             heads.append(decoder.step_split[1])
     print(f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset)')}, context {args.context}, "
           f"{args.steps} steps each (first dropped), {'fused graph' if args.fused else 'per-layer graphs'}")
-    head = f"{'config':20} {'step ms':>8} {'tok/s':>7} {'LM head ms':>11} {'speed vs first':>15}"
+    # CPU ms: all threads' CPU time per step; less moved by other processes than wall time
+    head = (f"{'config':20} {'step ms':>8} {'tok/s':>7} {'LM head ms':>11} {'speed vs first':>15} "
+            f"{'CPU ms':>7} {'CPU vs first':>13}")
     print(head + "\n" + "-" * len(head))
     base = statistics.median(runs[0][2][1:])
-    for name, _, steps, heads in runs:
-        step = statistics.median(steps[1:])
+    base_cpu = statistics.median(runs[0][4][1:])
+    for name, _, steps, heads, cpu in runs:
+        step, cpu_step = statistics.median(steps[1:]), statistics.median(cpu[1:])
         print(f"{name:20} {step * 1e3:8.0f} {1 / step:7.2f} {statistics.median(heads[1:]) * 1e3:11.1f} "
-              f"{base / step:14.2f}x")
+              f"{base / step:14.2f}x {cpu_step * 1e3:7.0f} {base_cpu / cpu_step:12.2f}x")
     sys.stdout.flush()
     os._exit(0)  # skip teardown: ncnn complains when allocators go before the nets' caches
 

@@ -5,7 +5,7 @@ and converted once (cached under ~/.cache/pagerunner/bench/hunyuan). Each measur
 its own process so peak RSS is per configuration. Random weights never emit EOS, so decoding
 is forced to a fixed number of tokens (EOS ignored, loop guard off).
 
-    python benchmarks/hunyuan_speed.py [--threads 2] [--tokens 64] [--dtypes fp32,bf16]
+    python benchmarks/hunyuan_speed.py [--threads 2] [--tokens 64] [--dtypes fp32,bf16,int8]
         [--device cpu|gpu] [--torch-device cpu|cuda|none] [--torch-dtype fp32|bf16]
         [--low-memory-tokens 8]
 
@@ -69,9 +69,13 @@ def prepare(cache: Path, dtypes: list[str], log=print, size: str = "full") -> di
     dirs = {}
     for dtype in dtypes:
         out = cache / f"ncnn-{dtype}"
+        fp32 = cache / "ncnn-fp32"
         if not (out / MANIFEST_NAME).is_file():
             log(f"converting to {out}")
-            subprocess.run([sys.executable, "-m", "model_cache.hunyuan.convert", "--checkpoint", str(ckpt),
+            # int8 is derived from a converted fp32 folder when there is one (no second tracing)
+            source = ["--from-fp32", str(fp32)] if dtype == "int8" and (fp32 / MANIFEST_NAME).is_file() \
+                else ["--checkpoint", str(ckpt)]
+            subprocess.run([sys.executable, "-m", "model_cache.hunyuan.convert", *source,
                             "-o", str(out), "--dtype", dtype], check=True, cwd=ROOT)
         dirs[dtype] = out
     return dirs

@@ -4,6 +4,7 @@ cache, and the LM head. Hidden states stay ncnn Mats from layer to layer."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import ncnn
@@ -23,7 +24,10 @@ MASKED = -30000.0  # large enough to zero a softmax weight, small enough for fp1
 
 class Decoder:
     def __init__(self, folder: Path, cfg: ModelConfig, graphs: GraphStore, rope_variant: str,
-                 fused: bool = False, host_attention: bool = False):
+                 fused: bool = False, host_attention: bool = False, storage: str | None = None):
+        """storage: run the decoder graphs with this storage setting instead of the folder's dtype
+        (int8 folders: "bf16" keeps activations and the KV cache in bf16; the block-quantized
+        Gemms compute in fp32 whatever it is)."""
         self.cfg = cfg
         self.fused = fused
         # With host attention the prefill's attention runs on the host too: caches made by
@@ -34,6 +38,9 @@ class Decoder:
             bins = [folder / f"dec_{i}.bin" for i in range(cfg.layers)]
             graphs.register_fused(self.graph, fused_param(params, host_attention), bins)
         self.graphs = graphs
+        if storage is not None:
+            for name in self.graph_names():
+                graphs.set_settings(name, replace(graphs.settings, dtype=storage))
         self.rope_variant = rope_variant
         self.table = np.load(folder / "embed_tokens.npy", mmap_mode="r")
         self.rope = Rope(cfg.head_dim, cfg.rope_base, cfg.mrope_section)

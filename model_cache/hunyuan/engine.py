@@ -5,7 +5,8 @@ EngineOptions.extra keys (all optional):
   rope_variant (1.0/1.5, default from the manifest), prompt (default the OCR prompt),
   repetition_penalty (default from the checkpoint), temperature (0 = greedy), top_k, top_p, seed,
   loop_guard (1/0), fused_decoder (0/1: one graph for all decoder layers; default on for gpu),
-  host_attention (1/0, gpu only: decode attention on the CPU next to the KV cache).
+  host_attention (1/0, gpu only: decode attention on the CPU next to the KV cache),
+  decoder_storage (int8 folders only: bf16 (default) or fp32 activations and KV cache).
 `engine.on_token(token_id, seconds_since_page_decode_start)` is called for every generated token.
 """
 
@@ -76,7 +77,7 @@ class HunyuanEngine:
         # (ncnn's Python API has no GPU-resident Mat); prefill attention stays on the GPU.
         host_attention = fused and options.device == "gpu" and _flag(options, "host_attention", True)
         self.decoder = Decoder(folder, cfg, self.graphs, self.rope_variant, fused=fused,
-                               host_attention=host_attention)
+                               host_attention=host_attention, storage=_int8_storage(cfg, options))
         if not self.low_memory:
             self.graphs.preload(self.vision.graph_names() + self.decoder.graph_names())
         self.tokenizer = TextTokenizer(folder / cfg.tokenizer)
@@ -137,6 +138,14 @@ def _timings(vision_s: float, gen: Generation, prompt_len: int) -> dict[str, flo
     return {"vision_s": vision_s, "prefill_s": gen.prefill_s, "decode_s": gen.decode_s,
             "prompt_tokens": float(prompt_len), "new_tokens": float(len(gen.tokens)),
             "decode_tok_s": decoded / max(sum(gen.step_s), 1e-9) if gen.step_s else 0.0}
+
+
+def _int8_storage(cfg: ModelConfig, options: EngineOptions) -> str | None:
+    """int8 folders: bf16 activations and KV cache in the decoder unless decoder_storage=fp32
+    (measured 1.3x faster decode at 1438 tokens of context, logits error 0.082 vs 0.076 std)."""
+    if cfg.dtype != "int8":
+        return None
+    return _choice(options, "decoder_storage", "bf16", ("bf16", "fp32"))
 
 
 def _flag(options: EngineOptions, key: str, default: bool) -> bool:

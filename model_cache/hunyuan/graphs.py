@@ -47,6 +47,7 @@ class GraphStore:
         self.settings = settings
         self.resident = resident
         self._nets: dict[str, ncnn.Net] = {}
+        self._settings: dict[str, NetSettings] = {}  # graphs loaded with other settings
         self._fused: dict[str, tuple[str, list[Path]]] = {}
         # Shared pools: with ncnn's per-net defaults every one of the ~50 graphs keeps its own
         # cache of freed activation blocks, which reached 20 GB on a 1000x1400 page.
@@ -55,6 +56,10 @@ class GraphStore:
         for pool in (self.blob_allocator, self.workspace_allocator):
             pool.set_size_compare_ratio(0.0)  # any cached block that is large enough may be reused
         self.kv_allocator = ncnn.UnlockedPoolAllocator()
+
+    def set_settings(self, name: str, settings: NetSettings) -> None:
+        """Load graph `name` with `settings` instead of the store's (before its first use)."""
+        self._settings[name] = settings
 
     def register_fused(self, name: str, param_text: str, bins: list[Path]) -> None:
         """A graph assembled in memory (see fuse.py) whose weights are read from `bins` in order."""
@@ -107,7 +112,7 @@ class GraphStore:
 
     def _load(self, name: str) -> ncnn.Net:
         net = ncnn.Net()
-        _configure(net.opt, self.settings)
+        _configure(net.opt, self._settings.get(name, self.settings))
         net.opt.kvcache_allocator = self.kv_allocator
         if self.settings.gpu:
             net.set_vulkan_device(0)
