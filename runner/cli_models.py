@@ -56,7 +56,8 @@ def convert(
     model: str = typer.Argument(..., help="Model family to convert: hunyuanocr"),
     checkpoint: Path = typer.Option(..., "--checkpoint", help="Hugging Face checkpoint folder."),
     out: Optional[Path] = typer.Option(None, "-o", "--out", help="Output model folder."),
-    dtype: str = typer.Option("fp32", "--dtype", help="fp32 | fp16 | bf16 weight storage"),
+    dtype: str = typer.Option("fp32", "--dtype", help="fp32 | fp16 | bf16 weight storage, or int8 "
+                              "(decoder and LM-head weights block-quantized, CPU only)"),
     rope_variant: str = typer.Option("1.5", "--rope-variant", help="HunyuanOCR 1.0 or 1.5 RoPE/prompt layout"),
     jobs: int = typer.Option(1, "--jobs", min=1, help="Graphs converted in parallel."),
 ) -> None:
@@ -64,8 +65,8 @@ def convert(
     if model.lower() not in ("hunyuanocr", "hunyuan"):
         console.print(f"[red]error:[/] unknown model family {model!r} (supported: hunyuanocr)")
         raise typer.Exit(int(ExitCode.USAGE))
-    if dtype not in ("fp32", "fp16", "bf16"):
-        console.print("[red]error:[/] --dtype must be fp32, fp16 or bf16")
+    if dtype not in ("fp32", "fp16", "bf16", "int8"):
+        console.print("[red]error:[/] --dtype must be fp32, fp16, bf16 or int8")
         raise typer.Exit(int(ExitCode.USAGE))
     try:
         from model_cache.hunyuan.convert import convert_checkpoint
