@@ -256,3 +256,15 @@ def test_int8_refuses_gpu(tiny_pair: TinyPair):
 
     with pytest.raises(EngineError, match="int8"):
         create_engine(EngineOptions(device="gpu", model_dir=tiny_pair.int8))
+
+
+@pytest.mark.slow
+def test_int8_fused_decoder_gives_per_layer_tokens(tiny_pair: TinyPair):
+    image = _image(*SIZES[1])
+    per_layer = _engine(tiny_pair.int8, fused_decoder="0").run_page(image)
+    fused_engine = _engine(tiny_pair.int8, fused_decoder="1")
+    assert fused_engine.decoder.fused
+    fused = fused_engine.run_page(image)
+    assert fused.generation.tokens == per_layer.generation.tokens
+    assert np.abs(fused.generation.first_logits - per_layer.generation.first_logits).max() < 1e-4
+    fused_engine.close()
