@@ -67,3 +67,13 @@ def test_blank_runs():
 def test_results_without_positions_are_left_as_they_are():
     result = RecResult("a b", 0.9, np.ones(3, np.float32))
     assert verify_spaces(result, np.zeros((48, 40, 3), np.uint8)) == "a b"
+
+
+def test_neighbouring_lines_at_the_crop_edge_do_not_fill_a_gap():
+    text = "quick brown"
+    crop, centres = line_crop(text)
+    crop = crop.copy()
+    crop[-1, :, :] = 0  # the next line's ascenders caught along the bottom edge
+    crop[0, ::3, :] = 0  # and descenders of the line above along the top
+    result = recognised(list(text), centres, crop.shape[1])
+    assert verify_spaces(result, crop) == text
