@@ -1,8 +1,9 @@
 """int8 (ncnn weight-block-quantized Gemm) HunyuanOCR decoder weights.
 
 Fast tests: the quantizer's arithmetic, and a small fp32 graph rewritten by quantize_graph run
-by ncnn against the same graph in fp32 (this pins the on-disk format: inverted scales or a
-tagged weight blob give errors of order 1, the right format ~1e-2).
+by ncnn against the same graph in fp32 (this pins the on-disk format: the right one gives a
+relative error of ~1e-2, inverted scales ~1e11; a type tag before the int8 blob, as ncnn's other
+weights have, shifted every weight by four places when tried by hand).
 Slow tests: a tiny random HunyuanOCR converted to fp32 and int8; teacher-forced on the fp32
 greedy tokens, the int8 decoder must pick the same token on most steps, on (nearly) every step
 where fp32's choice is clear, and keep its logits near fp32's; a folder with inverted scales must
@@ -120,11 +121,21 @@ def test_inverted_scales_are_caught(tmp_path: Path, monkeypatch):
     assert _quantized_error(tmp_path, 32) > 10 * GEMM_TOL
 
 
+def test_quantize_graph_refuses_a_quantized_graph(tmp_path: Path):
+    graph = _small_graph(tmp_path)
+    quantize_graph(graph.param, graph.weights, BlockQuant())
+    with pytest.raises(ValueError, match="already quantized"):
+        quantize_graph(graph.param, graph.weights, BlockQuant())
+
+
 def test_quantize_graph_refuses_unknown_layers(tmp_path: Path):
     graph = _small_graph(tmp_path)
     graph.param.write_text(graph.param.read_text().replace("Swish act", "Convolution act"))
+    before = graph.weights.read_bytes()
     with pytest.raises(ValueError, match="Convolution"):
         quantize_graph(graph.param, graph.weights, BlockQuant())
+    assert graph.weights.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["small.bin", "small.param"]
 
 
 # --- tiny HunyuanOCR, converted twice ---------------------------------------------------------

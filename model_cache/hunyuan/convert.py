@@ -66,6 +66,8 @@ def quantize_fp32_folder(fp32_dir: Path, out_dir: Path, weight_block: int = DEFA
                          log=print) -> Path:
     """Derive an int8 model folder from a converted fp32 one (no torch or pnnx needed)."""
     fp32_dir, out_dir = Path(fp32_dir), Path(out_dir)
+    if out_dir.resolve() == fp32_dir.resolve():
+        raise ValueError("the int8 folder must not be the fp32 folder it is derived from")
     manifest = verify_folder(fp32_dir, engine=MANIFEST_ENGINE)
     cfg = ModelConfig.from_meta(manifest.meta)
     if cfg.dtype != "fp32":

@@ -72,28 +72,37 @@ def quantize_graph(param: Path, weights: Path, quant: BlockQuant) -> int:
     data = np.memmap(weights, dtype=np.uint8, mode="r")
     reader = _Reader(data)
     tmp_bin = weights.with_name(weights.name + ".tmp")
-    count = 0
-    with open(tmp_bin, "wb") as out:
-        for index, line in enumerate(lines[2:], start=2):
-            fields = line.split()
-            kind, params = fields[0], _params(fields)
-            if kind in WEIGHTLESS:
-                continue
-            if kind == "RMSNorm":
-                if int(params.get("2", "1")):
-                    out.write(reader.take(4 * int(params.get("0", "0"))))
-            elif kind == "Gemm":
-                _write_gemm(out, reader, params, quant, f"{param.name}: {fields[1]}")
-                lines[index] = _with_term(fields, quant.term)
-                count += 1
-            else:
-                raise ValueError(f"{param.name}: layer type {kind} is not known to quantize_graph")
-    if reader.offset != len(data):
-        os.unlink(tmp_bin)
-        raise ValueError(f"{weights.name}: {len(data) - reader.offset} bytes left after the last layer")
-    del data
+    try:
+        with open(tmp_bin, "wb") as out:
+            count = _rewrite_layers(lines, reader, out, quant, param.name)
+        if reader.offset != len(data):
+            raise ValueError(f"{weights.name}: {len(data) - reader.offset} bytes left after the last layer")
+    except BaseException:
+        tmp_bin.unlink(missing_ok=True)
+        raise
+    del reader, data
     os.replace(tmp_bin, weights)
     param.write_text("\n".join(lines) + "\n")
+    return count
+
+
+def _rewrite_layers(lines: list[str], reader: "_Reader", out, quant: BlockQuant, graph: str) -> int:
+    """Copy or quantize each layer's weights from `reader` to `out`; edits `lines` in place."""
+    count = 0
+    for index, line in enumerate(lines[2:], start=2):
+        fields = line.split()
+        kind, params = fields[0], _params(fields)
+        if kind in WEIGHTLESS:
+            continue
+        if kind == "RMSNorm":
+            if int(params.get("2", "1")):
+                out.write(reader.take(4 * int(params.get("0", "0"))))
+        elif kind == "Gemm":
+            _write_gemm(out, reader, params, quant, f"{graph}: {fields[1]}")
+            lines[index] = _with_term(fields, quant.term)
+            count += 1
+        else:
+            raise ValueError(f"{graph}: layer type {kind} is not known to quantize_graph")
     return count
 
 
@@ -122,6 +131,8 @@ def _with_term(fields: list[str], term: int) -> str:
 
 
 def _write_gemm(out, reader: _Reader, params: dict[str, str], quant: BlockQuant, where: str) -> None:
+    if params.get("18", "0") != "0":
+        raise ValueError(f"{where}: already quantized (18={params['18']})")
     layout = {key: params.get(key, "0") for key in ("2", "3", "4", "5")}
     if layout != {"2": "0", "3": "1", "4": "0", "5": "1"}:
         raise ValueError(f"{where}: only constant, transposed B can be block-quantized ({layout})")
