@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Iterable
+
+
+# write_atomic's temp names: "." + target name (at most 60 chars) + "." + mkstemp's 8 chars + ".tmp"
+TEMP_NAME = re.compile(r"^\..{1,60}\.[A-Za-z0-9_]{8}\.tmp$", re.DOTALL)
 
 
 def write_atomic(path: Path, chunks: Iterable[str]) -> None:
@@ -46,3 +51,20 @@ def fsync_dir(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def remove_stale_temps(root: Path, skip: str) -> int:
+    """Delete write_atomic temp files a killed run left under `root` (not under `root/skip`).
+    Call only while holding the output folder's run lock: then no live writer owns them."""
+    removed = 0
+    for folder, dirs, files in os.walk(root):
+        if Path(folder) == root and skip in dirs:
+            dirs.remove(skip)
+        for name in files:
+            if TEMP_NAME.match(name):
+                try:
+                    os.unlink(os.path.join(folder, name))
+                    removed += 1
+                except OSError:
+                    pass
+    return removed

@@ -14,12 +14,13 @@ from rich.console import Console
 from jobs.expand import ExpandOptions
 from jobs.pageranges import PageRangeError, PageRanges
 from jobs.sources import DEFAULT_MAX_PIXELS
-from jobs.store import JobStore, StoreError
+from jobs.store import STORE_DIR, JobStore, StoreError
 from runner import __version__
 from runner.cli_options import engine_extra, read_passwords
 from runner.errors import ExitCode, RunnerError, UsageError
 from runner.export import FORMATS, export_all, parse_formats
 from runner.job import RunConfig, RunSummary, run_job
+from runner.lock import RunLock
 from runner.progress import make_reporter
 from runner.status import print_status, status_data
 
@@ -145,11 +146,16 @@ def export(out: Path = typer.Argument(DEFAULT_OUT, help="Output folder of a run.
     """Regenerate every output file in OUT from the job store."""
     chosen = _formats(formats)
     store = _open_store(out)
+    lock = RunLock(out / STORE_DIR)  # a run writes these same files: never both at once
     try:
+        lock.acquire()
         count = export_all(store, out, chosen)
+    except RunnerError as exc:
+        _fail(exc)
     except OSError as exc:
         _fail(RunnerError(f"cannot write to {out}: {exc.strerror or exc}"))
     finally:
+        lock.release()
         store.close()
     err_console.print(f"exported {count} document(s) to {out} ({', '.join(chosen)})")
 

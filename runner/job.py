@@ -23,6 +23,7 @@ from jobs.sources import DEFAULT_MAX_PIXELS, SourceError, open_source
 from jobs.store import STORE_DIR, DocumentRecord, JobStore, PageTask, StoreError
 from model_cache.engine import RESULT_NEUTRAL_OPTIONS, EngineOptions
 from model_cache.registry import ENGINE_NAMES, is_plugin_name
+from outputs.files import remove_stale_temps
 from outputs.jsonl import page_line
 from outputs.model import ErrorCode
 from outputs.paths import safe_relative_stem
@@ -158,6 +159,7 @@ def run_job(config: RunConfig, reporter: Reporter | None = None, stdout: TextIO 
     except OSError as exc:
         raise EnvironmentFailure(f"cannot use output folder {out_dir}: {exc.strerror or exc}") from None
     try:
+        remove_stale_temps(out_dir, STORE_DIR)  # a SIGKILLed run's half-written outputs
         return _run_locked(config, inputs, reporter, stdout, executor_factory)
     except StoreError as exc:
         raise EnvironmentFailure(str(exc)) from None

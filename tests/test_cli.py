@@ -91,6 +91,35 @@ def test_second_run_on_same_output_refuses(corpus, tmp_path):
         lock.release()
 
 
+def test_export_refuses_while_a_run_holds_the_folder(corpus, tmp_path):
+    out = tmp_path / "out"
+    assert run_cli("run", str(corpus / "gamma.png"), "-o", str(out), "--engine", FAKE_ENGINE, "-q").returncode == 0
+    lock = RunLock(out / ".pagerunner")
+    lock.acquire()
+    try:
+        proc = run_cli("export", str(out))
+        assert proc.returncode == 3 and "another pagerunner run" in proc.stderr
+    finally:
+        lock.release()
+    assert run_cli("export", str(out)).returncode == 0
+
+
+def test_a_killed_runs_temp_files_are_swept_by_the_next_run(corpus, tmp_path):
+    """write_atomic's temp files survive a SIGKILL; the next run (holding the lock) removes them,
+    so the folder ends exactly as after an uninterrupted run."""
+    out = tmp_path / "out"
+    assert run_cli("run", str(corpus / "gamma.png"), "-o", str(out), "--engine", FAKE_ENGINE, "-q").returncode == 0
+    stale = [out / ".gamma.md.a1B2c3D4.tmp", out / "sub" / ".beta.txt.zz__zz99.tmp"]
+    for path in stale:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("half a file")
+    (out / ".pagerunner" / ".keep.a1B2c3D4.tmp").write_text("not ours to sweep")
+    (out / "notes.tmp").write_text("a user's file")
+    assert run_cli("run", str(corpus / "gamma.png"), "-o", str(out), "--engine", FAKE_ENGINE, "-q").returncode == 0
+    assert not any(path.exists() for path in stale)
+    assert (out / ".pagerunner" / ".keep.a1B2c3D4.tmp").exists() and (out / "notes.tmp").exists()
+
+
 def test_two_runs_at_once_never_process_a_page_twice(corpus, tmp_path):
     out = tmp_path / "out"
     env = {"PYTHONPATH": str(REPO), "PAGERUNNER_FAKE_DELAY": "0.2"}
