@@ -62,14 +62,17 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--report-only", action="store_true",
                         help="with --cache: build the tables from the cached samples only, OCR nothing")
     parser.add_argument("--no-docs", action="store_true", help="do not update docs/benchmarks.md")
+    parser.add_argument("--engine-option", "-E", action="append", default=[], metavar="KEY=VALUE",
+                        help="a setting for pagerunner's engine (repeatable), as `pagerunner run -E`")
     return parser.parse_args()
 
 
-def load_tools(names: list[str], threads: int) -> tuple[list[Tool], list[str]]:
+def load_tools(names: list[str], threads: int,
+               extra: tuple[tuple[str, str], ...] = ()) -> tuple[list[Tool], list[str]]:
     tools, missing = [], []
     for name in names:
         try:
-            tools.append(make_tool(name, threads))
+            tools.append(make_tool(name, threads, extra))
         except ToolUnavailable as exc:
             missing.append(f"{name}: {exc}")
             print(f"skipping {name}: {exc}", file=sys.stderr)
@@ -203,7 +206,8 @@ def main() -> None:
     sets = build_sets(tuple(args.sets), kit, args.dpi, args.seed)
     if args.limit:
         sets = {name: samples[: args.limit] for name, samples in sets.items()}
-    tools, missing = load_tools(args.tools, args.threads)
+    extra = tuple(tuple(kv.split("=", 1)) for kv in args.engine_option)
+    tools, missing = load_tools(args.tools, args.threads, extra)
     if not tools:
         raise SystemExit("no tool available")
     cache = None

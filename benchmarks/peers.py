@@ -61,20 +61,21 @@ def engine_code_digest(engine: str) -> str:
 class PagerunnerTool:
     """pagerunner's engine in-process, exactly as `pagerunner run`/`eval` use it."""
 
-    def __init__(self, engine: str = "ppocr", threads: int = 2):
+    def __init__(self, engine: str = "ppocr", threads: int = 2, extra: tuple[tuple[str, str], ...] = ()):
         from model_cache.engine import EngineError, EngineOptions
         from model_cache.registry import create_engine
 
         try:
-            self.engine = create_engine(engine, EngineOptions(threads=threads))
+            self.engine = create_engine(engine, EngineOptions(threads=threads, extra=extra))
         except EngineError as exc:
             raise ToolUnavailable(str(exc)) from None
         from runner import __version__
 
-        self.name = f"pagerunner {engine}"
+        settings = "".join(f", {k}={v}" for k, v in extra)
+        self.name = f"pagerunner {engine}" + (f" ({', '.join(f'{k}={v}' for k, v in extra)})" if extra else "")
         self.description = (f"pagerunner {__version__} engine `{engine}` ({self.engine.name}, "
                             f"engine code {engine_code_digest(engine)}, ncnn {_dist_version('ncnn')}, "
-                            f"{threads} threads)")
+                            f"{threads} threads{settings})")
 
     def ocr(self, image: Image.Image, kind: str, cjk: bool, dpi: float | None) -> str:
         return self.engine.ocr(image).text
@@ -180,9 +181,9 @@ def bundled_v4() -> RapidModels:
 TOOL_NAMES = ("pagerunner", "tesseract", "rapidocr-v4", "rapidocr-v5")
 
 
-def make_tool(name: str, threads: int = 2) -> Tool:
+def make_tool(name: str, threads: int = 2, extra: tuple[tuple[str, str], ...] = ()) -> Tool:
     if name == "pagerunner":
-        return PagerunnerTool("ppocr", threads)
+        return PagerunnerTool("ppocr", threads, extra)
     if name == "tesseract":
         return TesseractTool(threads)
     if name == "rapidocr-v4":
