@@ -84,3 +84,30 @@ def test_a_sideways_line_is_detected_again_once_turned(ppocr_engine, eval_dir):
     result = ppocr_engine.ocr(page)
     assert result.rotation in (90, 270)
     assert result.text == "[6] R. Nevatia and K. R. Babu. Linear feature extraction and"
+
+
+@pytest.mark.slow
+def test_small_print_survives(ppocr_engine):
+    """A4 at 200 dpi filled with 5-pt serif text: the default detector size must still find and
+    read it (CER 0.015 at det_limit_side 1920, 0.017 at 1600, 0.018 at 1280, 0.19 at 1024)."""
+    import random
+
+    from PIL import ImageDraw, ImageFont
+
+    from runner.evaluation.metrics import cer
+    try:
+        font = ImageFont.truetype("/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf", round(5 / 72 * 200))
+    except OSError:
+        pytest.skip("DejaVu fonts are not installed")
+    rng = random.Random(1)
+    words = "the quick brown fox jumps over lazy dog invoice total amount date payment account".split()
+    page = Image.new("RGB", (1654, 2339), "white")
+    draw = ImageDraw.Draw(page)
+    lines = []
+    for y in range(150, 2339 - 150, 21):
+        line = " ".join(rng.choice(words) for _ in range(14))
+        while font.getlength(line) > 1654 - 300:
+            line = line.rsplit(" ", 1)[0]
+        draw.text((150, y), line, font=font, fill="black")
+        lines.append(line)
+    assert cer("\n".join(lines), ppocr_engine.ocr(page).text) < 0.03

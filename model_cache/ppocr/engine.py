@@ -2,7 +2,7 @@
 recognition) on ncnn, with page orientation and reading order.
 
 Settings through EngineOptions.extra (all optional):
-  det_limit_side (1920), det_thresh (0.3), det_box_thresh (0.6), det_unclip_ratio (1.5),
+  det_limit_side (1600), det_thresh (0.3), det_box_thresh (0.6), det_unclip_ratio (1.5),
   rec_min_score (0.5: lines recognised with less confidence are dropped),
   rec_squeeze (1.0: horizontal scale of line crops; recognition time is linear in it),
   orientation ("auto" | "off"), cls_vote_lines (8).
