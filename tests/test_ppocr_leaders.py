@@ -40,3 +40,34 @@ def test_layout_joins_a_leader_row_into_one_line():
     lines = _lines()
     blocks = build_blocks(lines + leader_lines(_page_with("dots"), lines), 1000)
     assert [line.text for block in blocks for line in block.lines] == ["Introduction ... 29"]
+
+
+def _noisy_skewed_row(seed: int = 3) -> tuple[np.ndarray, list[Line]]:
+    """A TOC row as a cheap scanner leaves it: the row drops 14 px over 900 px (0.9 degrees),
+    dots are 4 px, and the page carries noise (sigma 10) that speckles the gap."""
+    rng = np.random.default_rng(seed)
+    img = np.full((120, 1000), 235.0)
+    slope = 14 / 900
+    img[30:60, 20:200] = 30  # title ink (its box is level enough at this width)
+    for x in range(215, 890, 21):
+        y = int(round(53 + slope * (x - 20)))
+        img[y:y + 4, x:x + 4] = 30
+    y_num = int(round(30 + slope * 880))
+    img[y_num:y_num + 30, 900:930] = 30  # page number, 14 px lower than the title
+    img = np.clip(img + rng.normal(0, 10, img.shape), 0, 255).astype(np.uint8)
+    title = Line("Introduction", 0.99, [[15, 27], [205, 27 + 185 * slope], [205, 63 + 185 * slope], [15, 63]])
+    number = Line("29", 0.99, [[895, y_num - 3], [935, y_num - 3], [935, y_num + 33], [895, y_num + 33]])
+    return np.repeat(img[:, :, None], 3, axis=2), [title, number]
+
+
+def test_noisy_skewed_leaders_are_found():
+    page, lines = _noisy_skewed_row()
+    found = leader_lines(page, lines)
+    assert [line.text for line in found] == ["..."]
+
+
+def test_noise_alone_is_not_a_leader():
+    page, lines = _noisy_skewed_row()
+    page = page.copy()
+    page[40:100, 210:890] = np.clip(235 + np.random.default_rng(1).normal(0, 10, (60, 680, 1)), 0, 255)
+    assert leader_lines(page, lines) == []
