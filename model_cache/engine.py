@@ -11,8 +11,9 @@ from PIL import Image
 from outputs.model import PageResult
 
 
-# Extra settings that change only speed or memory, never the text (not part of a document's identity).
-RESULT_NEUTRAL_OPTIONS = frozenset({"low_memory"})
+# Extra settings that change only speed or memory, never the text (not part of a document's
+# identity): hunyuan's layer-at-a-time loading, one-graph decoder and where its attention runs.
+RESULT_NEUTRAL_OPTIONS = frozenset({"low_memory", "fused_decoder", "host_attention"})
 
 
 @dataclass(frozen=True)

@@ -104,8 +104,11 @@ def text_outputs(out: Path) -> dict[str, str]:
             for p in sorted(out.rglob("*")) if p.suffix in (".md", ".txt")}
 
 
-def local_run(inputs: Path, out: Path, engine: str = FAKE_ENGINE) -> list[dict]:
-    summary = run_job(RunConfig([str(inputs)], out, engine=engine, executor="inline"))
+def local_run(inputs: Path, out: Path, engine: str = FAKE_ENGINE, **extra: str) -> list[dict]:
+    """The same job in this process; `extra` engine settings are part of a document's identity,
+    so a run compared with this one must use the same."""
+    summary = run_job(RunConfig([str(inputs)], out, engine=engine, executor="inline",
+                                engine_extra=tuple(extra.items())))
     assert summary.pages_failed == 0
     return comparable(out)
 
@@ -203,7 +206,7 @@ def test_same_outputs_as_local_executor(ray_cluster, corpus, tmp_path):
 
 
 def test_killed_actor_loses_and_duplicates_no_page(ray_cluster, corpus, tmp_path):
-    expected = local_run(corpus, tmp_path / "local", engine=TEST_ENGINE)
+    expected = local_run(corpus, tmp_path / "local", engine=TEST_ENGINE, delay="0.3")
     executors: list[KillOneActor] = []
 
     def factory(config: RunConfig):
