@@ -42,12 +42,12 @@ def test_layout_joins_a_leader_row_into_one_line():
     assert [line.text for block in blocks for line in block.lines] == ["Introduction ... 29"]
 
 
-def _noisy_skewed_row(seed: int = 3) -> tuple[np.ndarray, list[Line]]:
-    """A TOC row as a cheap scanner leaves it: the row drops 14 px over 900 px (0.9 degrees),
+def _noisy_skewed_row(seed: int = 3, drop: int = 14) -> tuple[np.ndarray, list[Line]]:
+    """A TOC row as a cheap scanner leaves it: the row drops `drop` px over 900 px (14: 0.9 degrees),
     dots are 4 px, and the page carries noise (sigma 10) that speckles the gap."""
     rng = np.random.default_rng(seed)
     img = np.full((120, 1000), 235.0)
-    slope = 14 / 900
+    slope = drop / 900
     img[30:60, 20:200] = 30  # title ink (its box is level enough at this width)
     for x in range(215, 890, 21):
         y = int(round(53 + slope * (x - 20)))
@@ -71,3 +71,20 @@ def test_noise_alone_is_not_a_leader():
     page = page.copy()
     page[40:100, 210:890] = np.clip(235 + np.random.default_rng(1).normal(0, 10, (60, 680, 1)), 0, 255)
     assert leader_lines(page, lines) == []
+
+
+def test_a_short_title_follows_the_page_slope():
+    """'dirs ........ 31' on a skewed scan: the title box is too short to show the skew, so the
+    row is matched along the page's long boxes (here a long line above it)."""
+    page, (title, number) = _noisy_skewed_row(drop=24)  # 1.5 degrees: the boxes no longer overlap enough
+    slope = 24 / 900
+    short = Line("dirs", 0.99, [[15, 27], [60, 27 + 45 * slope], [60, 63 + 45 * slope], [15, 63]])
+    long_line = Line("a long line of body text above", 0.99,
+                     [[15, 0], [900, 0 + 885 * slope], [900, 20 + 885 * slope], [15, 20]])
+    page = page.copy()
+    page[30:60, 60:200] = page[5:6, 60:200]  # only 'dirs' is left of the title ink ...
+    for x in range(68, 215, 21):  # ... and the dots start right after it
+        y = int(round(53 + slope * (x - 20)))
+        page[y:y + 4, x:x + 4] = 30
+    found = leader_lines(page, [long_line, short, number])
+    assert [line.text for line in found] == ["..."]

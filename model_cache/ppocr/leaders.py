@@ -57,6 +57,13 @@ def _slope(line: Line) -> float:
     return float(((y1 - y0) + (y2 - y3)) / run) if run > 0 else 0.0
 
 
+def page_slope(lines: list[Line], boxes: list[tuple[float, float, float, float]]) -> float:
+    """The median slope of the page's long boxes (short ones, like 'dirs' or a page number,
+    give no direction of their own)."""
+    slopes = [_slope(line) for line, (x0, y0, x1, y1) in zip(lines, boxes) if x1 - x0 > 3 * (y1 - y0)]
+    return float(np.median(slopes)) if slopes else 0.0
+
+
 def _same_row(a: tuple[float, float, float, float], b: tuple[float, float, float, float], slope: float) -> bool:
     """b's centre lies on a's centre line carried across the gap, within 0.4 of a box height."""
     ax0, ay0, ax1, ay1 = a
@@ -71,11 +78,11 @@ def leader_lines(rgb: np.ndarray, lines: list[Line]) -> list[Line]:
     """'...' lines for the gaps between horizontally adjacent boxes of one row that hold dots."""
     boxes = [_bounds(line) for line in lines]
     order = sorted(range(len(lines)), key=lambda i: boxes[i][0])
+    slope = page_slope(lines, boxes)
     found: list[Line] = []
     for pos, i in enumerate(order):
         ax0, ay0, ax1, ay1 = boxes[i]
         h = ay1 - ay0
-        slope = _slope(lines[i]) if ax1 - ax0 > 3 * h else 0.0  # short boxes give no direction
         for j in order[pos + 1:]:
             bx0, by0, bx1, by1 = boxes[j]
             if bx0 <= ax1 or not _same_row(boxes[i], boxes[j], slope):
