@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from model_cache.ncnn_graph import Graph, Layer
+from model_cache.ncnn_graph import Graph, Layer, Weight
 
 CONVOLUTIONS = ("Convolution", "ConvolutionDepthWise")
 HARDSWISH_ACTIVATION = "6"  # ncnn's activation_type for HardSwish (params: alpha, beta)
@@ -26,9 +26,8 @@ def scalar_affine_op(layer: Layer) -> tuple[str, float] | None:
     """('mul'|'add', value) for a BinaryOp with a scalar constant operand, else None."""
     if layer.type != "BinaryOp" or len(layer.inputs) != 1 or layer.params.get("1") != "1":
         return None
-    op = layer.params.get("0", "0")
-    value = float(layer.params.get("2", "0"))
-    return {"2": ("mul", value), "0": ("add", value)}.get(op, None) if op in ("0", "2") else None
+    kind = {"2": "mul", "0": "add"}.get(layer.params.get("0", "0"))
+    return (kind, float(layer.params.get("2", "0"))) if kind else None
 
 
 def _sole_consumer(graph: Graph, blob: str) -> Layer | None:
@@ -66,7 +65,6 @@ def _weights_by_output(conv: Layer) -> np.ndarray:
 
 
 def _ensure_bias(conv: Layer) -> np.ndarray:
-    from model_cache.ncnn_graph import Weight
     if not conv.geti("5"):
         conv.params["5"] = "1"
         conv.weights.insert(1, Weight(np.zeros(conv.geti("0"), np.float32), False))
