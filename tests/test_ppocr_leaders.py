@@ -88,3 +88,21 @@ def test_a_short_title_follows_the_page_slope():
         page[y:y + 4, x:x + 4] = 30
     found = leader_lines(page, [long_line, short, number])
     assert [line.text for line in found] == ["..."]
+
+
+def test_a_table_of_contents_keeps_its_rows_in_markdown():
+    """Rows joined by leaders form a block of kind 'table', so Markdown keeps one row per line
+    instead of running the whole table of contents into one paragraph."""
+    from outputs.markdown import block_markdown
+    img = np.full((200, 1000, 3), 255, dtype=np.uint8)
+    lines = []
+    for top, (title, number) in zip((30, 74), (("Introduction", "29"), ("Packaging", "31"))):
+        img[top + 5:top + 35, 20:200] = 0
+        img[top + 5:top + 35, 900:930] = 0
+        for x in range(215, 890, 16):
+            img[top + 28:top + 33, x:x + 5] = 0
+        lines += [Line(title, 0.99, [[15, top], [205, top], [205, top + 40], [15, top + 40]]),
+                  Line(number, 0.99, [[895, top], [935, top], [935, top + 40], [895, top + 40]])]
+    blocks = build_blocks(lines + leader_lines(img, lines), 1000)
+    assert len(blocks) == 1 and blocks[0].kind == "table"
+    assert block_markdown(blocks[0]).split("  \n") == ["Introduction ... 29", "Packaging ... 31"]

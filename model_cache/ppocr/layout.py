@@ -24,6 +24,7 @@ import numpy as np
 from model_cache.ppocr.layout_geometry import (Item, LayoutParams, free_bands, interior, join_row,
                                                make_item, median_height, page_skew, rows_of)
 from model_cache.ppocr.margin_notes import note_groups, split_margin_notes, weave_notes
+from model_cache.ppocr.leaders import LEADER_TEXT
 from outputs.model import Block, Line
 
 
@@ -210,7 +211,11 @@ def _first_word_width(row: list[Item]) -> float:
 def _to_block(rows: list[list[Item]]) -> Block:
     lines = [it.line for row in rows for it in row]
     table = sum(1 for row in rows if len(row) > 1) >= 2
-    return Block(lines=lines, kind="table" if table else "text")
+    # A table of contents: its rows are "Title ... 29" once the leaders joined them; like a
+    # table, its rows must stay rows (Markdown would otherwise run them into one paragraph).
+    leader_rows = sum(1 for row in rows if any(LEADER_TEXT in it.line.text.split() for it in row))
+    toc = len(rows) >= 2 and 2 * leader_rows >= len(rows)
+    return Block(lines=lines, kind="table" if table or toc else "text")
 
 
 def build_blocks(lines: list[Line], page_height: int, params: LayoutParams | None = None) -> list[Block]:
