@@ -77,3 +77,26 @@ def test_neighbouring_lines_at_the_crop_edge_do_not_fill_a_gap():
     crop[0, ::3, :] = 0  # and descenders of the line above along the top
     result = recognised(list(text), centres, crop.shape[1])
     assert verify_spaces(result, crop) == text
+
+
+def test_a_line_whose_spaces_are_all_narrow_keeps_them():
+    """A blurred scan narrows every word gap of a line below the absolute threshold; spaces
+    that are as wide as the line's other spaces stay, a much narrower one still goes."""
+    text = "one two three four"
+    crop, centres = line_crop(text)
+    crop = crop.copy()
+    ink = ink_columns(crop)
+    # Fill every word gap but its middle 5 columns (~0.1 of the height: under the absolute minimum).
+    for i, char in enumerate(text):
+        if char == " ":
+            left, right = int(centres[i - 1]), int(centres[i + 1])
+            blank = [x for x in range(left, right) if not ink[x]]
+            middle = (blank[0] + blank[-1]) // 2
+            for x in blank:
+                if abs(x - middle) > 2:
+                    crop[20:30, x] = 0
+    chars = list(text)
+    chars.insert(9, " ")  # "thr ee": a space where there is no gap at all
+    centres.insert(9, (centres[8] + centres[9]) / 2)
+    result = recognised(chars, centres, crop.shape[1])
+    assert verify_spaces(result, crop) == text
