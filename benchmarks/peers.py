@@ -71,11 +71,11 @@ class PagerunnerTool:
             raise ToolUnavailable(str(exc)) from None
         from runner import __version__
 
-        settings = "".join(f", {k}={v}" for k, v in extra)
-        self.name = f"pagerunner {engine}" + (f" ({', '.join(f'{k}={v}' for k, v in extra)})" if extra else "")
+        settings = ", ".join(f"{k}={v}" for k, v in extra)
+        self.name = f"pagerunner {engine}" + (f" ({settings})" if settings else "")
         self.description = (f"pagerunner {__version__} engine `{engine}` ({self.engine.name}, "
                             f"engine code {engine_code_digest(engine)}, ncnn {_dist_version('ncnn')}, "
-                            f"{threads} threads{settings})")
+                            f"{threads} threads" + (f", {settings})" if settings else ")"))
 
     def ocr(self, image: Image.Image, kind: str, cjk: bool, dpi: float | None) -> str:
         return self.engine.ocr(image).text

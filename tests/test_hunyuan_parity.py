@@ -18,11 +18,10 @@ import pytest
 from PIL import Image
 
 from model_cache.engine import EngineError, EngineOptions
+from tests.hunyuan_helpers import MAX_NEW, SIZES, random_image
 
 pytestmark = pytest.mark.slow
 
-MAX_NEW = 48
-SIZES = [(100, 160), (300, 120)]  # (height, width): landscape and tall portrait
 
 
 @dataclass
@@ -30,11 +29,6 @@ class Tiny:
     checkpoint: Path
     model_dir: Path
     model: object
-
-
-def _image(height: int, width: int) -> Image.Image:
-    rng = np.random.RandomState(height * 7 + width)
-    return Image.fromarray((rng.rand(height, width, 3) * 255).astype("uint8"))
 
 
 def _reference(model, image: Image.Image, prompt_ids: list[int], cfg, max_new: int = MAX_NEW):
@@ -81,9 +75,9 @@ def tiny(tmp_path_factory) -> Tiny:
     ckpt = rc.save_checkpoint(model, root / "ckpt", rc.TINY, tok)
     probe = convert_checkpoint(ckpt, root / "probe", "fp32", log=lambda _: None)
     engine = create_engine(EngineOptions(model_dir=probe))
-    prompt_ids = engine.run_page(_image(*SIZES[0])).prompt_ids
+    prompt_ids = engine.run_page(random_image(*SIZES[0])).prompt_ids
     engine.close()
-    _make_eos_reachable(model, _image(*SIZES[0]), prompt_ids, engine.cfg)
+    _make_eos_reachable(model, random_image(*SIZES[0]), prompt_ids, engine.cfg)
     ckpt = rc.save_checkpoint(model, root / "ckpt", rc.TINY, tok)
     model_dir = convert_checkpoint(ckpt, root / "model", "fp32", log=lambda _: None)
     reference = HunYuanVLForConditionalGeneration.from_pretrained(ckpt).float().eval()
@@ -101,7 +95,7 @@ def test_tokens_features_and_logits_match_transformers(tiny: Tiny):
     engine = _engine(tiny)
     ended_with_eos = 0
     for size in SIZES:
-        image = _image(*size)
+        image = random_image(*size)
         run = engine.run_page(image)
         feats, logits, ref_ids, _ = _reference(tiny.model, image, run.prompt_ids, engine.cfg)
         assert run.image_embeds.shape == feats.shape
@@ -124,7 +118,7 @@ def test_preprocessing_matches_image_processor(tiny: Tiny):
     engine = _engine(tiny)
     cfg = engine.cfg
     for size in SIZES + [(333, 517)]:
-        image = _image(*size)
+        image = random_image(*size)
         ours = image_to_patches(image, cfg.patch, cfg.merge, cfg.min_pixels, cfg.max_pixels,
                                 cfg.image_mean, cfg.image_std)
         ref = HunYuanVLImageProcessorPil(min_pixels=cfg.min_pixels, max_pixels=cfg.max_pixels)(
@@ -143,7 +137,7 @@ def test_broken_rope_positions_are_caught(tiny: Tiny, monkeypatch):
 
     monkeypatch.setattr(engine_module, "prompt_positions", flat_positions)
     engine = _engine(tiny)
-    image = _image(*SIZES[1])
+    image = random_image(*SIZES[1])
     run = engine.run_page(image)
     _, logits, ref_ids, _ = _reference(tiny.model, image, run.prompt_ids, engine.cfg)
     assert run.generation.tokens != ref_ids or np.abs(run.generation.first_logits - logits).max() > 1e-3
@@ -161,7 +155,7 @@ def test_broken_kv_cache_is_caught(tiny: Tiny, monkeypatch):
 
     monkeypatch.setattr(graphs.GraphStore, "run", converted)
     engine = _engine(tiny)
-    image = _image(*SIZES[0])
+    image = random_image(*SIZES[0])
     run = engine.run_page(image)
     _, _, ref_ids, _ = _reference(tiny.model, image, run.prompt_ids, engine.cfg)
     assert run.generation.tokens[0] == ref_ids[0]  # prefill does not read the cache
@@ -171,7 +165,7 @@ def test_broken_kv_cache_is_caught(tiny: Tiny, monkeypatch):
 
 def test_rope_variant_1_0_is_selectable(tiny: Tiny):
     """1.0 (system token, xdRoPE in layer 0 only) differs from 1.5 on image prompts."""
-    image = _image(*SIZES[1])
+    image = random_image(*SIZES[1])
     runs = {}
     for variant in ("1.5", "1.0"):
         engine = _engine(tiny, rope_variant=variant, max_new_tokens="4")
@@ -184,7 +178,7 @@ def test_rope_variant_1_0_is_selectable(tiny: Tiny):
 
 
 def test_low_memory_mode_gives_same_tokens(tiny: Tiny):
-    image = _image(*SIZES[0])
+    image = random_image(*SIZES[0])
     resident = _engine(tiny).run_page(image).generation.tokens
     low = _engine(tiny, low_memory="1").run_page(image).generation.tokens
     assert low == resident
@@ -194,7 +188,7 @@ def test_on_token_streams_every_token(tiny: Tiny):
     engine = _engine(tiny)
     seen: list[tuple[int, float]] = []
     engine.on_token = lambda token, seconds: seen.append((token, seconds))
-    run = engine.run_page(_image(*SIZES[0]))
+    run = engine.run_page(random_image(*SIZES[0]))
     assert [t for t, _ in seen] == run.generation.tokens
     assert all(b >= a for (_, a), (_, b) in zip(seen, seen[1:]))
     engine.close()
@@ -225,7 +219,7 @@ def _has_vulkan() -> bool:
 @pytest.mark.parametrize("host_attention", ["1", "0"])
 def test_vulkan_gives_cpu_tokens(tiny: Tiny, host_attention: str):
     """fp32 storage on both; host_attention=1 keeps the KV cache on the host (the default)."""
-    image = _image(*SIZES[0])
+    image = random_image(*SIZES[0])
     cpu = _engine(tiny).run_page(image)
     gpu_engine = _engine(tiny, device="gpu", host_attention=host_attention)
     assert gpu_engine.decoder.fused
@@ -237,7 +231,7 @@ def test_vulkan_gives_cpu_tokens(tiny: Tiny, host_attention: str):
 
 @pytest.mark.parametrize("variant", ["1.5", "1.0"])
 def test_fused_decoder_graph_gives_per_layer_tokens(tiny: Tiny, variant: str):
-    image = _image(*SIZES[1])
+    image = random_image(*SIZES[1])
     per_layer = _engine(tiny, rope_variant=variant, fused_decoder="0").run_page(image)
     fused_engine = _engine(tiny, rope_variant=variant, fused_decoder="1")
     assert fused_engine.decoder.fused

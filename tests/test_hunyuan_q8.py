@@ -29,6 +29,7 @@ from PIL import Image
 from model_cache.hunyuan import quantize
 from model_cache.hunyuan.graphs import to_mat
 from model_cache.hunyuan.quantize import BlockQuant, dequantize, quantize_graph, quantize_rows
+from tests.hunyuan_helpers import MAX_NEW, SIZES, random_image
 
 GEMM_TOL = 0.03  # max |int8 - fp32| / max |fp32| of the small graph; observed ~0.01
 AGREE_MIN = 0.75  # teacher-forced steps where int8 and fp32 pick the same token
@@ -140,8 +141,6 @@ def test_quantize_graph_refuses_unknown_layers(tmp_path: Path):
 
 # --- tiny HunyuanOCR, converted twice ---------------------------------------------------------
 
-SIZES = [(100, 160), (300, 120)]  # (height, width)
-MAX_NEW = 48
 
 
 @dataclass
@@ -149,11 +148,6 @@ class TinyPair:
     checkpoint: Path
     fp32: Path
     int8: Path
-
-
-def _image(height: int, width: int) -> Image.Image:
-    rng = np.random.RandomState(height * 7 + width)
-    return Image.fromarray((rng.rand(height, width, 3) * 255).astype("uint8"))
 
 
 @pytest.fixture(scope="module")
@@ -204,7 +198,7 @@ def _agreement(fp32_folder: Path, other_folder: Path, **extra: str) -> Agreement
     fp32, other = _engine(fp32_folder), _engine(other_folder, **extra)
     refs, gots = [], []
     for size in SIZES:
-        image = _image(*size)
+        image = random_image(*size)
         tokens = fp32.run_page(image).generation.tokens
         refs.append(_forced_logits(fp32, image, tokens))
         gots.append(_forced_logits(other, image, tokens))
@@ -271,7 +265,7 @@ def test_int8_refuses_gpu(tiny_pair: TinyPair):
 
 @pytest.mark.slow
 def test_int8_fused_decoder_gives_per_layer_tokens(tiny_pair: TinyPair):
-    image = _image(*SIZES[1])
+    image = random_image(*SIZES[1])
     per_layer = _engine(tiny_pair.int8, fused_decoder="0").run_page(image)
     fused_engine = _engine(tiny_pair.int8, fused_decoder="1")
     assert fused_engine.decoder.fused
