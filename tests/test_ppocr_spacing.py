@@ -9,13 +9,14 @@ from model_cache.ppocr.recognition import RecResult
 from model_cache.ppocr.spacing import ink_columns, longest_blank_run, verify_spaces
 
 FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+MONO_FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf"
 COLUMNS_PER_STEP = 8  # the recogniser's time step covers 8 columns of a 48-pixel-high crop
 
 
-def line_crop(text: str) -> tuple[np.ndarray, list[float]]:
+def line_crop(text: str, font_path: str = FONT) -> tuple[np.ndarray, list[float]]:
     """A 48-pixel-high crop of `text` and the centre column of each character."""
     try:
-        font = ImageFont.truetype(FONT, 30)
+        font = ImageFont.truetype(font_path, 30)
     except OSError:
         font = ImageFont.load_default(30)
     width = int(font.getlength(text)) + 16
@@ -99,4 +100,24 @@ def test_a_line_whose_spaces_are_all_narrow_keeps_them():
     chars.insert(9, " ")  # "thr ee": a space where there is no gap at all
     centres.insert(9, (centres[8] + centres[9]) / 2)
     result = recognised(chars, centres, crop.shape[1])
+    assert verify_spaces(result, crop) == text
+
+
+def test_letter_gaps_of_a_typewriter_font_are_not_spaces():
+    """Code font spaces its letters as far apart as the words of running text: the recogniser
+    read "build-essential" as "bui ld - es sent ia l" (maint-guide p5). Judged against the
+    letters' pitch these gaps go, and the real spaces of the same line stay."""
+    text = "apt install build-essential now"
+    crop, centres = line_crop(text, MONO_FONT)
+    word = text.index("build")
+    cuts = {word + k for k in (3, 5, 6, 8, 12, 14)}  # before these letters: "bui|ld|-|es|sent|ia|l"
+    chars, spots = [], []
+    for i, (char, centre) in enumerate(zip(text, centres)):
+        if i in cuts:
+            chars.append(" ")
+            spots.append((centres[i - 1] + centre) / 2)
+        chars.append(char)
+        spots.append(centre)
+    result = recognised(chars, spots, crop.shape[1])
+    assert result.text == "apt install bui ld - es sent ia l now"
     assert verify_spaces(result, crop) == text

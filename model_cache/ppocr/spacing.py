@@ -8,6 +8,15 @@ height wide. Letter gaps at 48 pixels high are 1-7 columns; word spaces 8 and mo
 on the kit's born-digital pages: every space with a gap under 0.15 of the height was wrong).
 Blur narrows every gap of a scanned line alike, so a space is only dropped when its gap is also
 well under the median gap of the line's other spaces.
+
+Typewriter (monospace) fonts space their letters far apart: "build-essential" set in code font
+has letter gaps of 0.15-0.2 of the height, as wide as a word space in the running text beside
+it, and the recogniser reads "bui ld - es sent ia l". There a space is also judged against the
+letters' pitch (their advance, from the CTC time steps) and against the gaps between the
+letters around it: in code font a false space is under 0.4 of an advance (0.5 beside a hyphen,
+which sits narrow in a cell of its own) and no wider than the letter gaps beside it, while a
+real space, even one that blur has narrowed to the same pitch ratio, stands between letters
+that touch (measured on the kit's maint-guide pages, clean and simulated scans).
 """
 
 from __future__ import annotations
@@ -19,6 +28,12 @@ from model_cache.ppocr.recognition import RecResult
 
 MIN_GAP = 0.15  # of the crop height
 RELATIVE_GAP = 0.75  # of the median gap of the line's spaces
+PITCH_GAP = 0.4  # of the letters' advance around the space
+HYPHEN_PITCH_GAP = 0.5  # the same beside a hyphen, which sits in a wide blank cell of its own
+LETTER_GAP = 1.5  # ... and of the widest gap between the letters around it
+HYPHEN_LETTER_GAP = 2.0
+HYPHENS = frozenset("-‐‑")
+PITCH_WINDOW = 6  # characters each side of a space that measure the advance
 
 
 def ink_columns(crop: np.ndarray) -> np.ndarray:
@@ -49,7 +64,7 @@ def verify_spaces(result: RecResult, crop: np.ndarray, input_width: int | None =
         return result.text
     ink = ink_columns(crop)
     column = max(crop.shape[1], input_width or 0) / result.frames
-    gaps = {i: _gap(ink, steps, i, column) for i, char in enumerate(chars)
+    gaps = {i: _blank_between(ink, steps, i - 1, i + 1, column) for i, char in enumerate(chars)
             if char == " " and 0 < i < len(chars) - 1 and chars[i - 1] != " " and chars[i + 1] != " "}
     if not gaps:
         return result.text
@@ -58,10 +73,47 @@ def verify_spaces(result: RecResult, crop: np.ndarray, input_width: int | None =
     # much narrower than the line's other spaces.
     typical = float(np.median(list(gaps.values()))) if len(gaps) > 1 else float("inf")
     drop = {i for i, gap in gaps.items() if gap < need and gap < RELATIVE_GAP * typical}
+    # Against the letters' pitch: a gap too narrow for it goes if it is also not much wider than
+    # the gaps between the letters around it (blur narrows a real space after a short word to
+    # the same pitch ratio, but then the letters beside it touch) and narrower than the line's
+    # spaces that pass (or, where none does, than its typical space).
+    narrow = set()
+    for i, gap in gaps.items():
+        pitch, letters = (HYPHEN_PITCH_GAP, HYPHEN_LETTER_GAP) if _by_hyphen(chars, i) else (PITCH_GAP, LETTER_GAP)
+        if gap < pitch * _advance(chars, steps, i, column) and gap < letters * _letter_gap(ink, chars, steps, i, column):
+            narrow.add(i)
+    for i in [i for i in narrow if _by_hyphen(chars, i)]:
+        partner = i + 2 if chars[i + 1] in HYPHENS else i - 2  # " - ": a dash, unless both spaces are false
+        if partner in gaps and partner not in narrow:
+            narrow.discard(i)
+    words = [gap for i, gap in gaps.items() if i not in narrow]
+    word_gap = float(np.median(words)) if words else typical
+    drop |= {i for i in narrow if gaps[i] < word_gap}
     return "".join(char for i, char in enumerate(chars) if i not in drop).strip()
 
 
-def _gap(ink: np.ndarray, steps: np.ndarray, i: int, column: float) -> int:
-    start = int((steps[i - 1] + 0.5) * column)
-    end = int((steps[i + 1] + 0.5) * column)
-    return longest_blank_run(ink[start:end])
+def _blank_between(ink: np.ndarray, steps: np.ndarray, left: int, right: int, column: float) -> int:
+    """Widest ink-free run between the time steps of characters `left` and `right`."""
+    return longest_blank_run(ink[int((steps[left] + 0.5) * column):int((steps[right] + 0.5) * column)])
+
+
+def _by_hyphen(chars: tuple[str, ...], i: int) -> bool:
+    return chars[i - 1] in HYPHENS or chars[i + 1] in HYPHENS
+
+
+def _letter_gap(ink: np.ndarray, chars: tuple[str, ...], steps: np.ndarray, i: int, column: float) -> int:
+    """Widest blank run between two neighbouring letters (no space between them) near `i`."""
+    widest = 0
+    for j in range(max(0, i - 4), min(len(chars) - 1, i + 4)):
+        if chars[j] != " " and chars[j + 1] != " ":
+            widest = max(widest, _blank_between(ink, steps, j, j + 1, column))
+    return widest
+
+
+def _advance(chars: tuple[str, ...], steps: np.ndarray, i: int, column: float) -> float:
+    """Mean advance (columns per character) of the letters around the space at `i`."""
+    around = [j for j in range(max(0, i - PITCH_WINDOW), min(len(chars), i + PITCH_WINDOW + 1))
+              if chars[j] != " "]
+    if len(around) < 3:
+        return 0.0
+    return float(steps[around[-1]] - steps[around[0]]) * column / (len(around) - 1)
