@@ -121,3 +121,32 @@ def test_letter_gaps_of_a_typewriter_font_are_not_spaces():
     result = recognised(chars, spots, crop.shape[1])
     assert result.text == "apt install bui ld - es sent ia l now"
     assert verify_spaces(result, crop) == text
+
+
+def with_spaces_before(text: str, cuts: set[int], centres: list[float], width: int) -> RecResult:
+    """`text` as the recogniser would read it with false spaces before the characters at `cuts`."""
+    chars, spots = [], []
+    for i, (char, centre) in enumerate(zip(text, centres)):
+        if i in cuts:
+            chars.append(" ")
+            spots.append((centres[i - 1] + centre) / 2)
+        chars.append(char)
+        spots.append(centre)
+    return recognised(chars, spots, width)
+
+
+def test_a_period_in_code_font_is_not_followed_by_a_space():
+    text = "5.13 package.links and {pre,post}"
+    crop, centres = line_crop(text, MONO_FONT)
+    cuts = {text.index("links"), text.index("post")}
+    result = with_spaces_before(text, cuts, centres, crop.shape[1])
+    assert result.text == "5.13 package. links and {pre, post}"
+    assert verify_spaces(result, crop) == text
+
+
+def test_a_dash_between_words_keeps_both_spaces():
+    for text in ("devscripts - this package is useful", "see the page - or the next one"):
+        crop, centres = line_crop(text)
+        assert verify_spaces(recognised(list(text), centres, crop.shape[1]), crop) == text
+        crop, centres = line_crop(text, MONO_FONT)
+        assert verify_spaces(recognised(list(text), centres, crop.shape[1]), crop) == text

@@ -13,10 +13,11 @@ Typewriter (monospace) fonts space their letters far apart: "build-essential" se
 has letter gaps of 0.15-0.2 of the height, as wide as a word space in the running text beside
 it, and the recogniser reads "bui ld - es sent ia l". There a space is also judged against the
 letters' pitch (their advance, from the CTC time steps) and against the gaps between the
-letters around it: in code font a false space is under 0.4 of an advance (0.5 beside a hyphen,
-which sits narrow in a cell of its own) and no wider than the letter gaps beside it, while a
-real space, even one that blur has narrowed to the same pitch ratio, stands between letters
-that touch (measured on the kit's maint-guide pages, clean and simulated scans).
+letters around it: in code font a false space is under 0.4 of an advance (0.7 beside a hyphen,
+period, comma or slash, which sit narrow in cells of their own: "package. links") and under
+1.5x (2x) the letter gaps beside it, while a real space, even one that blur has narrowed to the
+same pitch ratio, stands between letters that nearly touch (measured on the kit's maint-guide
+pages, clean and simulated scans). The two spaces of a " - " dash go together or not at all.
 """
 
 from __future__ import annotations
@@ -29,10 +30,11 @@ from model_cache.ppocr.recognition import RecResult
 MIN_GAP = 0.15  # of the crop height
 RELATIVE_GAP = 0.75  # of the median gap of the line's spaces
 PITCH_GAP = 0.4  # of the letters' advance around the space
-HYPHEN_PITCH_GAP = 0.5  # the same beside a hyphen, which sits in a wide blank cell of its own
+MARK_PITCH_GAP = 0.7  # the same beside a hyphen or other narrow mark, alone in a wide cell
 LETTER_GAP = 1.5  # ... and of the widest gap between the letters around it
-HYPHEN_LETTER_GAP = 2.0
+MARK_LETTER_GAP = 2.0
 HYPHENS = frozenset("-‐‑")
+NARROW_MARKS = HYPHENS | frozenset(".,:;/")
 PITCH_WINDOW = 6  # characters each side of a space that measure the advance
 
 
@@ -79,16 +81,17 @@ def verify_spaces(result: RecResult, crop: np.ndarray, input_width: int | None =
     # spaces that pass (or, where none does, than its typical space).
     narrow = set()
     for i, gap in gaps.items():
-        pitch, letters = (HYPHEN_PITCH_GAP, HYPHEN_LETTER_GAP) if _by_hyphen(chars, i) else (PITCH_GAP, LETTER_GAP)
+        pitch, letters = (MARK_PITCH_GAP, MARK_LETTER_GAP) if _by_mark(chars, i) else (PITCH_GAP, LETTER_GAP)
         if gap < pitch * _advance(chars, steps, i, column) and gap < letters * _letter_gap(ink, chars, steps, i, column):
             narrow.add(i)
-    for i in [i for i in narrow if _by_hyphen(chars, i)]:
-        partner = i + 2 if chars[i + 1] in HYPHENS else i - 2  # " - ": a dash, unless both spaces are false
-        if partner in gaps and partner not in narrow:
-            narrow.discard(i)
     words = [gap for i, gap in gaps.items() if i not in narrow]
     word_gap = float(np.median(words)) if words else typical
-    drop |= {i for i in narrow if gaps[i] < word_gap}
+    false = {i for i in narrow if gaps[i] < word_gap}
+    for i in [i for i in false if _by_mark(chars, i, HYPHENS)]:
+        partner = i + 2 if chars[i + 1] in HYPHENS else i - 2  # " - ": a dash, unless both spaces are false
+        if partner in gaps and partner not in false:
+            false.discard(i)
+    drop |= false
     return "".join(char for i, char in enumerate(chars) if i not in drop).strip()
 
 
@@ -97,8 +100,8 @@ def _blank_between(ink: np.ndarray, steps: np.ndarray, left: int, right: int, co
     return longest_blank_run(ink[int((steps[left] + 0.5) * column):int((steps[right] + 0.5) * column)])
 
 
-def _by_hyphen(chars: tuple[str, ...], i: int) -> bool:
-    return chars[i - 1] in HYPHENS or chars[i + 1] in HYPHENS
+def _by_mark(chars: tuple[str, ...], i: int, marks: frozenset[str] = NARROW_MARKS) -> bool:
+    return chars[i - 1] in marks or chars[i + 1] in marks
 
 
 def _letter_gap(ink: np.ndarray, chars: tuple[str, ...], steps: np.ndarray, i: int, column: float) -> int:
