@@ -32,6 +32,18 @@ def recognised(chars: list[str], centres: list[float], width: int) -> RecResult:
                      width // COLUMNS_PER_STEP)
 
 
+def with_spaces_before(text: str, cuts: set[int], centres: list[float], width: int) -> RecResult:
+    """`text` as the recogniser would read it with false spaces before the characters at `cuts`."""
+    chars, spots = [], []
+    for i, (char, centre) in enumerate(zip(text, centres)):
+        if i in cuts:
+            chars.append(" ")
+            spots.append((centres[i - 1] + centre) / 2)
+        chars.append(char)
+        spots.append(centre)
+    return recognised(chars, spots, width)
+
+
 def test_space_inside_a_word_is_dropped_and_a_real_one_kept():
     crop, centres = line_crop("Makefile rules")
     chars = list("Makefile rules")
@@ -111,28 +123,9 @@ def test_letter_gaps_of_a_typewriter_font_are_not_spaces():
     crop, centres = line_crop(text, MONO_FONT)
     word = text.index("build")
     cuts = {word + k for k in (3, 5, 6, 8, 12, 14)}  # before these letters: "bui|ld|-|es|sent|ia|l"
-    chars, spots = [], []
-    for i, (char, centre) in enumerate(zip(text, centres)):
-        if i in cuts:
-            chars.append(" ")
-            spots.append((centres[i - 1] + centre) / 2)
-        chars.append(char)
-        spots.append(centre)
-    result = recognised(chars, spots, crop.shape[1])
+    result = with_spaces_before(text, cuts, centres, crop.shape[1])
     assert result.text == "apt install bui ld - es sent ia l now"
     assert verify_spaces(result, crop) == text
-
-
-def with_spaces_before(text: str, cuts: set[int], centres: list[float], width: int) -> RecResult:
-    """`text` as the recogniser would read it with false spaces before the characters at `cuts`."""
-    chars, spots = [], []
-    for i, (char, centre) in enumerate(zip(text, centres)):
-        if i in cuts:
-            chars.append(" ")
-            spots.append((centres[i - 1] + centre) / 2)
-        chars.append(char)
-        spots.append(centre)
-    return recognised(chars, spots, width)
 
 
 def test_a_period_in_code_font_is_not_followed_by_a_space():
