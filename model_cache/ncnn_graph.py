@@ -1,12 +1,17 @@
 """Read and write ncnn .param/.bin pairs as an editable graph, for conversion-time rewrites
 (folding, fusing, int8 annotation). Only the layer types our converted nets contain are
-understood; an unknown layer with weights is refused rather than guessed."""
+understood; an unknown layer with weights is refused rather than guessed.
+
+`load_graph` holds a whole graph in memory (the small PP-OCR nets); `weight_spans` walks a
+graph's weights as byte ranges of a memory-mapped .bin, for GB-size graphs that are rewritten
+as a stream (model_cache/hunyuan/quantize.py)."""
 
 from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
@@ -18,7 +23,7 @@ TAG_INT8 = 0x000D4B38
 # Layers that load nothing from the .bin.
 WEIGHTLESS = {"Input", "Split", "HardSwish", "HardSigmoid", "Swish", "Sigmoid", "ReLU", "Clip",
               "Pooling", "Permute", "Reshape", "Squeeze", "ExpandDims", "Softmax", "Concat", "Interp",
-              "Slice", "Crop", "Flatten", "Eltwise", "Noop", "Dropout"}
+              "Slice", "Crop", "Flatten", "Eltwise", "Noop", "Dropout", "GELU", "RotaryEmbed", "SDPA"}
 
 
 @dataclass
@@ -27,6 +32,15 @@ class Weight:
     data: np.ndarray  # float32, 1-D
     tagged: bool
     fp16: bool = False  # storage of a tagged weight
+
+
+@dataclass(frozen=True)
+class WeightSpan:
+    """Where one `ModelBin::load` call's bytes lie in a .bin: tag and padding included."""
+    offset: int
+    size: int
+    tagged: bool
+    count: int  # elements
 
 
 @dataclass
@@ -63,7 +77,7 @@ class Graph:
         return len({b for layer in self.layers for b in layer.outputs})
 
 
-def _weight_plan(layer: Layer) -> list[tuple[bool, int]]:
+def weight_plan(layer: Layer) -> list[tuple[bool, int]]:
     """(tagged, element count) of every load the layer makes, in order."""
     p = layer.geti
     kind = layer.type
@@ -87,6 +101,8 @@ def _weight_plan(layer: Layer) -> list[tuple[bool, int]]:
         return plan
     if kind == "LayerNorm":
         return [(False, p("0")), (False, p("0"))] if p("2", 1) else []
+    if kind == "RMSNorm":
+        return [(False, p("0"))] if p("2", 1) else []
     if kind == "MultiHeadAttention":
         embed = p("0")
         qdim = p("2") // embed
@@ -100,7 +116,7 @@ def _weight_plan(layer: Layer) -> list[tuple[bool, int]]:
     raise ValueError(f"ncnn_graph: no weight layout known for layer type {kind} ({layer.name})")
 
 
-def _parse_line(line: str) -> Layer:
+def parse_line(line: str) -> Layer:
     fields = line.split()
     n_in, n_out = int(fields[2]), int(fields[3])
     inputs = fields[4:4 + n_in]
@@ -109,34 +125,57 @@ def _parse_line(line: str) -> Layer:
     return Layer(fields[0], fields[1], inputs, outputs, params)
 
 
-def _read_tagged(data: bytes, offset: int, count: int) -> tuple[Weight, int]:
-    tag = struct.unpack_from("<I", data, offset)[0]
-    offset += 4
-    if tag == TAG_FP16:
-        values = np.frombuffer(data, "<f2", count, offset).astype(np.float32)
-        return Weight(values, True, True), offset + (count * 2 + 3) // 4 * 4
-    if tag in (0, TAG_FP32):
-        return Weight(np.frombuffer(data, "<f4", count, offset).copy(), True), offset + count * 4
-    raise ValueError(f"ncnn_graph: unsupported weight tag {tag:#x} at byte {offset - 4}")
-
-
-def load_graph(param: Path, binary: Path) -> Graph:
+def read_layers(param: Path) -> list[Layer]:
     lines = [ln for ln in Path(param).read_text(encoding="utf-8").splitlines() if ln.strip()]
     if lines[0].strip() != MAGIC:
         raise ValueError(f"{param}: not an ncnn param file")
-    layers = [_parse_line(ln) for ln in lines[2:]]
-    data = Path(binary).read_bytes()
+    return [parse_line(ln) for ln in lines[2:]]
+
+
+def weight_spans(layers: list[Layer], data: bytes | np.ndarray,
+                 where: str = "weights") -> Iterator[tuple[Layer, list[WeightSpan]]]:
+    """Each layer with the byte ranges of its weights in `data` (the whole .bin, e.g. a memmap);
+    raises if the file ends early or has bytes left after the last layer."""
     offset = 0
     for layer in layers:
-        for tagged, count in _weight_plan(layer):
-            if tagged:
-                weight, offset = _read_tagged(data, offset, count)
-            else:
-                weight = Weight(np.frombuffer(data, "<f4", count, offset).copy(), False)
-                offset += count * 4
-            layer.weights.append(weight)
+        spans = []
+        for tagged, count in weight_plan(layer):
+            size = _tagged_size(data, offset, count) if tagged else count * 4
+            if offset + size > len(data):
+                raise ValueError(f"{where}: ends inside the weights of {layer.name}")
+            spans.append(WeightSpan(offset, size, tagged, count))
+            offset += size
+        yield layer, spans
     if offset != len(data):
-        raise ValueError(f"{binary}: {len(data) - offset} bytes left after the last layer")
+        raise ValueError(f"{where}: {len(data) - offset} bytes left after the last layer")
+
+
+def span_tag(data: bytes | np.ndarray, span: WeightSpan) -> int:
+    return struct.unpack("<I", bytes(data[span.offset:span.offset + 4]))[0]
+
+
+def _tagged_size(data: bytes | np.ndarray, offset: int, count: int) -> int:
+    tag = struct.unpack("<I", bytes(data[offset:offset + 4]))[0]
+    if tag == TAG_FP16:
+        return 4 + (count * 2 + 3) // 4 * 4
+    if tag in (0, TAG_FP32):
+        return 4 + count * 4
+    raise ValueError(f"ncnn_graph: unsupported weight tag {tag:#x} at byte {offset}")
+
+
+def _decode(data: bytes, span: WeightSpan) -> Weight:
+    if not span.tagged:
+        return Weight(np.frombuffer(data, "<f4", span.count, span.offset).copy(), False)
+    if span_tag(data, span) == TAG_FP16:
+        return Weight(np.frombuffer(data, "<f2", span.count, span.offset + 4).astype(np.float32), True, True)
+    return Weight(np.frombuffer(data, "<f4", span.count, span.offset + 4).copy(), True)
+
+
+def load_graph(param: Path, binary: Path) -> Graph:
+    layers = read_layers(param)
+    data = Path(binary).read_bytes()
+    for layer, spans in weight_spans(layers, data, str(binary)):
+        layer.weights = [_decode(data, span) for span in spans]
     return Graph(layers)
 
 
@@ -158,7 +197,7 @@ def _write_weight(weight: Weight) -> bytes:
 
 def save_graph(graph: Graph, param: Path, binary: Path) -> None:
     for layer in graph.layers:
-        expected = _weight_plan(layer)
+        expected = weight_plan(layer)
         if len(expected) != len(layer.weights):
             raise ValueError(f"ncnn_graph: {layer.name} has {len(layer.weights)} weights, "
                              f"its params say {len(expected)}")

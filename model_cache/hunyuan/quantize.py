@@ -18,18 +18,17 @@ a smaller block also keeps an activation outlier from flattening the rest of its
 from __future__ import annotations
 
 import os
-import struct
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from model_cache.ncnn_graph import Layer, WeightSpan, parse_line, span_tag, weight_spans
+
 QMAX = 127
 BLOCK_CODES = {32: 0, 64: 1, 128: 2}
 FP32_TAG = 0
-# Layer types of the decoder / LM-head graphs that read nothing from the .bin file.
-WEIGHTLESS = frozenset({"Input", "Split", "Reshape", "Permute", "RotaryEmbed", "SDPA", "BinaryOp",
-                        "Swish", "Concat", "Slice", "Softmax"})
+COPIED = frozenset({"RMSNorm"})  # layers of the decoder / LM-head graphs whose weights are kept as they are
 CHUNK_ROWS = 8192  # rows quantized at a time: bounds numpy's temporaries on the 495 MB LM head
 
 
@@ -69,60 +68,32 @@ def quantize_graph(param: Path, weights: Path, quant: BlockQuant) -> int:
     """Rewrite one fp32 graph (param + bin, in place) with its constant-B Gemms block-quantized;
     return how many Gemms were quantized."""
     lines = param.read_text().splitlines()
+    layers = [parse_line(line) for line in lines[2:]]
+    for layer in layers:  # its weights would not even parse as fp32 ones
+        if layer.type == "Gemm" and layer.params.get("18", "0") != "0":
+            raise ValueError(f"{param.name}: {layer.name}: already quantized (18={layer.params['18']})")
     data = np.memmap(weights, dtype=np.uint8, mode="r")
-    reader = _Reader(data)
     tmp_bin = weights.with_name(weights.name + ".tmp")
+    count = 0
     try:
         with open(tmp_bin, "wb") as out:
-            count = _rewrite_layers(lines, reader, out, quant, param.name)
-        if reader.offset != len(data):
-            raise ValueError(f"{weights.name}: {len(data) - reader.offset} bytes left after the last layer")
+            for index, (layer, spans) in enumerate(weight_spans(layers, data, weights.name), start=2):
+                if layer.type == "Gemm":
+                    _write_gemm(out, data, layer, spans, quant, f"{param.name}: {layer.name}")
+                    lines[index] = _with_term(lines[index].split(), quant.term)
+                    count += 1
+                elif layer.type in COPIED or not spans:
+                    for span in spans:
+                        out.write(data[span.offset:span.offset + span.size].tobytes())
+                else:
+                    raise ValueError(f"{param.name}: layer type {layer.type} is not known to quantize_graph")
     except BaseException:
         tmp_bin.unlink(missing_ok=True)
         raise
-    del reader, data
+    del data
     os.replace(tmp_bin, weights)
     param.write_text("\n".join(lines) + "\n")
     return count
-
-
-def _rewrite_layers(lines: list[str], reader: "_Reader", out, quant: BlockQuant, graph: str) -> int:
-    """Copy or quantize each layer's weights from `reader` to `out`; edits `lines` in place."""
-    count = 0
-    for index, line in enumerate(lines[2:], start=2):
-        fields = line.split()
-        kind, params = fields[0], _params(fields)
-        if kind in WEIGHTLESS:
-            continue
-        if kind == "RMSNorm":
-            if int(params.get("2", "1")):
-                out.write(reader.take(4 * int(params.get("0", "0"))))
-        elif kind == "Gemm":
-            _write_gemm(out, reader, params, quant, f"{graph}: {fields[1]}")
-            lines[index] = _with_term(fields, quant.term)
-            count += 1
-        else:
-            raise ValueError(f"{graph}: layer type {kind} is not known to quantize_graph")
-    return count
-
-
-class _Reader:
-    def __init__(self, data: np.ndarray):
-        self.data = data
-        self.offset = 0
-
-    def take(self, size: int) -> bytes:
-        if self.offset + size > len(self.data):
-            raise ValueError("weight file ends early")
-        chunk = self.data[self.offset:self.offset + size].tobytes()
-        self.offset += size
-        return chunk
-
-
-def _params(fields: list[str]) -> dict[str, str]:
-    inputs, outputs = int(fields[2]), int(fields[3])
-    pairs = fields[4 + inputs + outputs:]
-    return dict(pair.split("=", 1) for pair in pairs)
 
 
 def _with_term(fields: list[str], term: int) -> str:
@@ -130,9 +101,9 @@ def _with_term(fields: list[str], term: int) -> str:
     return " ".join([*kept, f"18={term}"])
 
 
-def _write_gemm(out, reader: _Reader, params: dict[str, str], quant: BlockQuant, where: str) -> None:
-    if params.get("18", "0") != "0":
-        raise ValueError(f"{where}: already quantized (18={params['18']})")
+def _write_gemm(out, data: np.ndarray, layer: Layer, spans: list[WeightSpan], quant: BlockQuant,
+                where: str) -> None:
+    params = layer.params
     layout = {key: params.get(key, "0") for key in ("2", "3", "4", "5")}
     if layout != {"2": "0", "3": "1", "4": "0", "5": "1"}:
         raise ValueError(f"{where}: only constant, transposed B can be block-quantized ({layout})")
@@ -141,10 +112,11 @@ def _write_gemm(out, reader: _Reader, params: dict[str, str], quant: BlockQuant,
     k, n = int(params["9"]), int(params["8"])
     if (k * n) % 4:
         raise ValueError(f"{where}: K*N={k * n} is not a multiple of 4")
-    (tag,) = struct.unpack("<I", reader.take(4))
+    (span,) = spans
+    tag = span_tag(data, span)
     if tag != FP32_TAG:
         raise ValueError(f"{where}: weights are not fp32 (tag {tag:#x}); convert with fp32 storage first")
-    weight = np.frombuffer(reader.take(4 * k * n), dtype="<f4").reshape(n, k)
+    weight = np.frombuffer(data, dtype="<f4", count=k * n, offset=span.offset + 4).reshape(n, k)
     scales = []
     for start in range(0, n, CHUNK_ROWS):
         q, s = quantize_rows(weight[start:start + CHUNK_ROWS], quant.block)
