@@ -234,7 +234,7 @@ def conv(threads: int, repeats: int) -> None:
     print("| C x H x W | fp32 direct (engine) | fp32 im2col | int8 im2col |")
     print("| --- | ---: | ---: | ---: |")
     with tempfile.TemporaryDirectory() as tmp:
-        for c, h, w in ((64, 24, 450), (240, 12, 225), (480, 6, 225)):
+        for c, h, w in ((64, 24, 450), (128, 12, 450), (240, 12, 225), (480, 6, 225)):
             x = RNG.standard_normal((c, h, w), dtype=np.float32)
             cells = []
             for int8, sgemm in ((False, False), (False, True), (True, True)):
@@ -274,12 +274,24 @@ def recogniser_flops_per_column(width: int = 900) -> tuple[float, dict[str, floa
     return sum(by_type.values()), by_type
 
 
+def recogniser_stage_blobs(param: Path) -> tuple[str, str]:
+    """(backbone output, neck output): the strided average pool's output and the Squeeze's input."""
+    backbone = neck = ""
+    for line in param.read_text().splitlines()[2:]:
+        fields = line.split()
+        if fields[0] == "Pooling" and "4=1" not in fields:  # not a global (squeeze-excite) pool
+            backbone = fields[5]
+        if fields[0] == "Squeeze":
+            neck = fields[4]
+    return backbone, neck
+
+
 def recogniser(threads: int) -> None:
     from benchmarks.eval_sets import render_page, shared_eval_dir
     from model_cache.engine import EngineOptions
     from model_cache.ppocr.detection import detect
     from model_cache.ppocr.engine import create_engine, to_rgb
-    from model_cache.ppocr.recognition import rectify
+    from model_cache.ppocr.recognition import crop_to_mat, rectify
 
     per_column, by_type = recogniser_flops_per_column()
     engine = create_engine(EngineOptions(threads=threads))
@@ -288,13 +300,28 @@ def recogniser(threads: int) -> None:
     crops = [rectify(rgb, box.quad, engine.params.rec) for box in detect(engine.det, rgb, engine.params.det)]
     columns = sum(max(c.shape[1], engine.params.rec.min_width) for c in crops)
     engine.ocr(page)
-    seconds = statistics.median(engine.ocr(page).timings["recognize"] for _ in range(3))
+    runs = [engine.ocr(page).timings for _ in range(3)]
+    seconds = statistics.median(t["recognize"] for t in runs)
     total = per_column * columns
     shares = ", ".join(f"{kind} {value / per_column:.0%}" for kind, value in by_type.items())
     print(f"\n## PP-OCRv5 recogniser on a dense page (maint-guide p3, 200 dpi)\n\n"
           f"{per_column / 1e6:.2f} MFLOP per crop column ({shares}); {len(crops)} line crops, "
           f"{columns} columns: {total / 1e9:.0f} GFLOP per page. The engine recognises the page in "
-          f"{seconds:.2f} s: {total / seconds / 1e9:.0f} GFLOPS on {threads} threads.")
+          f"{seconds:.2f} s: {total / seconds / 1e9:.0f} GFLOPS on {threads} threads; it detects in "
+          f"{statistics.median(t['detect'] for t in runs):.2f} s.")
+    mats = [crop_to_mat(c, engine.params.rec) for c in crops]
+    backbone, neck = recogniser_stage_blobs(engine.models.rec.param)
+    cumulative = {}
+    for blob in (backbone, neck, engine.rec_logits or engine.models.rec.output):
+        def run(blob: str = blob) -> None:
+            for mat in mats:
+                with engine.rec.net.create_extractor() as ex:
+                    ex.input(engine.models.rec.input, mat)
+                    ex.extract(blob)
+        cumulative[blob] = median_ms(run, 3) / 1000
+    stages = list(cumulative.values())
+    print(f"Recognition by stage (the page's crops, cumulative extracts): backbone {stages[0]:.2f} s, "
+          f"neck {stages[1] - stages[0]:.2f} s, CTC head {stages[2] - stages[1]:.2f} s.")
 
 
 def main() -> int:
