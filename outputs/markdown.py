@@ -10,6 +10,8 @@ from outputs.model import Block, PageResult
 
 _LINE_START_MARKUP = re.compile(r"^(\s*)([#>=+]|[-*](?=\s)|\d+[.)](?=\s))")
 _HYPHENATED = re.compile(r"[^\W\d_]-$")
+# A line read with one of these first starts a list item (bullets the OCR read or found).
+_BULLET = re.compile(r"^[•·‣▶►▸■▪◆●⚫○◦]\s*")
 
 
 def markdown_document(title: str, pages: Iterable[PageResult]) -> Iterator[str]:
@@ -31,7 +33,27 @@ def block_markdown(block: Block) -> str:
         return ""
     if block.kind == "table":
         return "  \n".join(_escape_line(t) for t in texts)
-    return _escape_line(join_lines(texts))
+    return "\n".join(filter(None, (_item_markdown(item) for item in _list_items(texts))))
+
+
+def _list_items(texts: list[str]) -> list[list[str]]:
+    """The block's lines split where a bulleted line starts a list item; lines before the
+    first bullet (or in a block without bullets) form one paragraph."""
+    items: list[list[str]] = []
+    for text in texts:
+        if not items or _BULLET.match(text):
+            items.append([text])
+        else:
+            items[-1].append(text)
+    return items
+
+
+def _item_markdown(lines: list[str]) -> str:
+    bullet = _BULLET.match(lines[0])
+    if bullet is None:
+        return _escape_line(join_lines(lines))
+    rest = [t for t in (lines[0][bullet.end():], *lines[1:]) if t]
+    return "- " + _escape_line(join_lines(rest)) if rest else ""
 
 
 def join_lines(texts: list[str]) -> str:

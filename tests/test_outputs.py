@@ -65,6 +65,14 @@ def test_markdown_escapes_markup_at_line_start():
     assert "\\# not a heading" in md and "&lt;script>" in md
 
 
+def test_markdown_bulleted_lines_become_list_items():
+    lines = ["Goals:", "▶ the first goal, which", "takes two lines", "• second", "■", "after"]
+    md = "".join(markdown_document("t", [page(1, [Block([Line(t, 1, BOX) for t in lines])])]))
+    assert "\nGoals:\n- the first goal, which takes two lines\n- second\n- after\n" in md
+    plain = "".join(markdown_document("t", [page(1, [Block([Line("no bullets", 1, BOX), Line("here", 1, BOX)])])]))
+    assert "\nno bullets here\n" in plain
+
+
 def test_join_lines_cjk_and_hyphens():
     assert join_lines(["中文第一行", "第二行"]) == "中文第一行第二行"
     assert join_lines(["well-", "Known"]) == "well- Known"

@@ -18,6 +18,7 @@ from PIL import Image
 
 from model_cache.engine import EngineError, EngineOptions
 from model_cache.ppocr.assets import MODEL_NAME, ModelSet, load_model_set
+from model_cache.ppocr.bullets import with_bullets
 from model_cache.ppocr.detection import DetParams, TextBox, detect
 from model_cache.ppocr.layout import build_blocks
 from model_cache.ppocr.leaders import leader_lines
@@ -111,6 +112,7 @@ class PPOCREngine:
         lines = self._recognize(rgb, boxes)
         timings["recognize"] = time.perf_counter() - mark
         mark = time.perf_counter()
+        lines = with_bullets(rgb, lines)
         blocks = build_blocks(lines + leader_lines(rgb, lines), rgb.shape[0])
         timings["layout"] = time.perf_counter() - mark
         self.rec.release()
