@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from model_cache.ppocr.leaders import _bounds
+from model_cache.ppocr.leaders import line_bounds
 from outputs.model import Line
 
 TRIANGLE, DISC, SQUARE = "▶", "•", "■"
@@ -39,7 +39,7 @@ def with_bullets(rgb: np.ndarray, lines: list[Line], params: BulletParams = Bull
         return lines
     gray = cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)
     threshold, _ = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
-    bounds = [_bounds(line) for line in lines]
+    bounds = [line_bounds(line) for line in lines]
     out = []
     for line in lines:
         out.append(line)

@@ -13,7 +13,7 @@ from outputs.model import Line
 LEADER_TEXT = "..."
 
 
-def _bounds(line: Line) -> tuple[float, float, float, float]:
+def line_bounds(line: Line) -> tuple[float, float, float, float]:
     pts = np.asarray(line.box, dtype=np.float64)
     return pts[:, 0].min(), pts[:, 1].min(), pts[:, 0].max(), pts[:, 1].max()
 
@@ -76,7 +76,7 @@ def _same_row(a: tuple[float, float, float, float], b: tuple[float, float, float
 
 def leader_lines(rgb: np.ndarray, lines: list[Line]) -> list[Line]:
     """'...' lines for the gaps between horizontally adjacent boxes of one row that hold dots."""
-    boxes = [_bounds(line) for line in lines]
+    boxes = [line_bounds(line) for line in lines]
     order = sorted(range(len(lines)), key=lambda i: boxes[i][0])
     slope = page_slope(lines, boxes)
     found: list[Line] = []
