@@ -6,12 +6,12 @@ import re
 import unicodedata
 from typing import Iterable, Iterator
 
-from outputs.model import Block, PageResult
+from outputs.model import BULLETS, Block, PageResult
 
 _LINE_START_MARKUP = re.compile(r"^(\s*)([#>=+]|[-*](?=\s)|\d+[.)](?=\s))")
 _HYPHENATED = re.compile(r"[^\W\d_]-$")
 # A line read with one of these first starts a list item (bullets the OCR read or found).
-_BULLET = re.compile(r"^[•·‣▶►▸■▪◆●⚫○◦]\s*")
+_BULLET = re.compile(f"^[{re.escape(BULLETS)}]\\s*")
 
 
 def markdown_document(title: str, pages: Iterable[PageResult]) -> Iterator[str]:

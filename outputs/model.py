@@ -35,6 +35,9 @@ class ErrorCode(str, Enum):
     FILE_UNREADABLE = "file_unreadable"
 
 
+# List bullets as read or found on a page; a line that starts with one is a list item.
+BULLETS = "•·‣▶►▸■▪◆●⚫○◦"
+
 @dataclass
 class PageError:
     code: ErrorCode

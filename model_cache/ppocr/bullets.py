@@ -13,7 +13,7 @@ import cv2
 import numpy as np
 
 from model_cache.ppocr.leaders import line_bounds
-from outputs.model import Line
+from outputs.model import BULLETS, Line
 
 TRIANGLE, DISC, SQUARE = "▶", "•", "■"
 
@@ -29,7 +29,7 @@ class BulletParams:
     speck: int = 3  # ink components of fewer pixels are noise
 
 
-LEADING_MARKS = frozenset("•·‣▶►▸■▪◆●⚫○◦-*–")  # a line read with one of these already has its bullet
+LEADING_MARKS = frozenset(BULLETS + "-*–")  # a line read with one of these already has its bullet
 
 
 def with_bullets(rgb: np.ndarray, lines: list[Line], params: BulletParams = BulletParams()) -> list[Line]:
