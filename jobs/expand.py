@@ -113,7 +113,7 @@ def _list_lines(lines: list[str], origin: str) -> Iterable[str]:
 
 
 def _expand_one(arg: str, options: ExpandOptions) -> list[InputFile]:
-    path = Path(arg).expanduser()
+    path = Path(os.path.expanduser(arg))  # "~nosuchuser" stays as written, as in a shell (Path.expanduser raises)
     if path.is_dir():
         return _walk_folder(path, options)
     if path.is_file() or path.is_symlink() and path.exists():

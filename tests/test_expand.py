@@ -117,3 +117,10 @@ def test_non_utf8_names(tmp_path):
     touch(tmp_path / "in" / name)
     found = expand_inputs([str(tmp_path / "in")])
     assert len(found) == 1 and found[0].path.exists()
+
+
+def test_unknown_user_home_is_a_missing_path_not_a_crash(tmp_path):
+    listing = tmp_path / "list.txt"
+    listing.write_text("~nosuchuser-pagerunner/scan.pdf\n", encoding="utf-8")
+    with pytest.raises(InputError, match="no such file"):
+        expand_inputs([f"@{listing}"])
