@@ -75,6 +75,13 @@ def verify_spaces(result: RecResult, crop: np.ndarray, input_width: int | None =
     # much narrower than the line's other spaces.
     typical = float(np.median(list(gaps.values()))) if len(gaps) > 1 else float("inf")
     drop = {i for i, gap in gaps.items() if gap < need and gap < RELATIVE_GAP * typical}
+    drop |= _false_in_code_font(chars, steps, ink, column, gaps, typical)
+    return "".join(char for i, char in enumerate(chars) if i not in drop).strip()
+
+
+def _false_in_code_font(chars: tuple[str, ...], steps: np.ndarray, ink: np.ndarray, column: float,
+                        gaps: dict[int, int], typical: float) -> set[int]:
+    """The spaces (indices into `chars`) that are letter gaps of a typewriter font."""
     # Against the letters' pitch: a gap too narrow for it goes if it is also not much wider than
     # the gaps between the letters around it (blur narrows a real space after a short word to
     # the same pitch ratio, but then the letters beside it touch) and narrower than the line's
@@ -91,8 +98,7 @@ def verify_spaces(result: RecResult, crop: np.ndarray, input_width: int | None =
         partner = i + 2 if chars[i + 1] in HYPHENS else i - 2  # " - ": a dash, unless both spaces are false
         if partner in gaps and partner not in false:
             false.discard(i)
-    drop |= false
-    return "".join(char for i, char in enumerate(chars) if i not in drop).strip()
+    return false
 
 
 def _blank_between(ink: np.ndarray, steps: np.ndarray, left: int, right: int, column: float) -> int:
