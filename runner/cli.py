@@ -17,6 +17,7 @@ from jobs.sources import DEFAULT_MAX_PIXELS
 from jobs.store import STORE_DIR, JobStore, StoreError
 from runner import __version__
 from runner.cli_options import engine_extra, read_passwords
+from runner.crash import guard_internal_errors
 from runner.errors import ExitCode, RunnerError, UsageError
 from runner.export import FORMATS, export_all, parse_formats
 from runner.job import RunConfig, RunSummary, run_job
@@ -44,6 +45,7 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
 
 
 @app.command()
+@guard_internal_errors
 def run(
     inputs: List[str] = typer.Argument(..., help="PDFs, images, folders, globs, '-' (paths on stdin) or @list.txt"),
     out: Path = typer.Option(DEFAULT_OUT, "-o", "--out", help="Output folder (holds the job store)."),
@@ -97,6 +99,7 @@ def run(
 
 
 @app.command()
+@guard_internal_errors
 def status(out: Path = typer.Argument(DEFAULT_OUT, help="Output folder of a run."),
            as_json: bool = typer.Option(False, "--json", help="Machine-readable status on stdout.")) -> None:
     """Documents and pages by state, failures with their codes, pages/min and ETA."""
@@ -110,6 +113,7 @@ def status(out: Path = typer.Argument(DEFAULT_OUT, help="Output folder of a run.
 
 
 @app.command()
+@guard_internal_errors
 def retry(out: Path = typer.Argument(DEFAULT_OUT, help="Output folder of a run."),
           password: Optional[str] = typer.Option(None, "--password"),
           passwords_file: Optional[Path] = typer.Option(None, "--passwords-file"),
@@ -140,6 +144,7 @@ def retry(out: Path = typer.Argument(DEFAULT_OUT, help="Output folder of a run."
 
 
 @app.command()
+@guard_internal_errors
 def export(out: Path = typer.Argument(DEFAULT_OUT, help="Output folder of a run."),
            formats: str = typer.Option("jsonl,md,txt", "--format", "--formats",
                                        help="Which files to regenerate: jsonl,md,txt")) -> None:

@@ -11,6 +11,7 @@ class ExitCode(IntEnum):
     USAGE = 2  # bad command line or input arguments
     BUSY = 3  # another run holds the output folder
     ENVIRONMENT = 4  # the run could not go on: output not writable, disk full, model files refused
+    INTERNAL = 70  # a bug: unexpected internal error (EX_SOFTWARE); traceback in OUT/.pagerunner/logs/
     INTERRUPTED = 130  # SIGINT (Ctrl-C): stopped cleanly, rerun to resume
     BROKEN_PIPE = 141  # stdout reader went away (e.g. `| head`)
     TERMINATED = 143  # SIGTERM: stopped cleanly, rerun to resume
