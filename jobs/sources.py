@@ -26,6 +26,9 @@ DEFAULT_MAX_PIXELS = 40_000_000
 # Above this an image file is refused without decoding it (a decompression bomb).
 IMAGE_PIXEL_LIMIT = 178_956_970
 MULTIFRAME_FORMATS = {"TIFF", "MPO"}
+# A page or image whose short side would be rendered under this many pixels (to stay within
+# --max-pixels) holds nothing legible: it is refused at once instead of being rendered and OCR'd.
+MIN_RENDER_SIDE = 8
 
 
 class SourceError(Exception):
@@ -140,6 +143,7 @@ class PdfSource:
         try:
             width_pt, height_pt = pdf_page.get_size()
             scale, notes = _capped_scale(width_pt, height_pt, options.dpi, options.max_pixels)
+            _check_page_geometry(page, width_pt, height_pt, scale, options)
             width, height = max(1, round(width_pt * scale)), max(1, round(height_pt * scale))
             if pdf_page.get_rotation() in (90, 270):
                 width, height = height, width
@@ -204,6 +208,7 @@ class ImageSource:
             if width * height > IMAGE_PIXEL_LIMIT:
                 raise SourceError(ErrorCode.IMAGE_TOO_LARGE,
                                   f"frame {page} too large ({width}x{height} px)")
+            _check_image_geometry(page, width, height, options.max_pixels)
             if width * height > options.max_pixels and frame.format == "JPEG":
                 frame.draft("RGB", _fit(width, height, options.max_pixels))
             frame.load()
@@ -256,6 +261,40 @@ def _capped_scale(width_pt: float, height_pt: float, dpi: float, max_pixels: int
     note = (f"rendered at {capped * 72:.0f} dpi instead of {dpi:.0f}: the page would be "
             f"{pixels / 1e6:.0f} MP (--max-pixels {max_pixels / 1e6:.0f} MP)")
     return capped, [note]
+
+
+def _check_page_geometry(page: int, width_pt: float, height_pt: float, scale: float,
+                         options: RenderOptions) -> None:
+    """Refuse a page whose size is not a size, or that cannot be rendered legibly within the pixel budget.
+
+    Runs before anything is allocated: a 595 x 2,147,483,648 pt page would otherwise become a
+    4 x 12,000,000 px bitmap that no engine can read (and that once killed a worker after 30 s).
+    """
+    if not all(math.isfinite(v) and v > 0 for v in (width_pt, height_pt, scale)):
+        raise SourceError(ErrorCode.PAGE_LOAD_FAILED,
+                          f"page {page} has an invalid size ({width_pt!r} x {height_pt!r} pt)")
+    short = min(width_pt, height_pt) * scale
+    if short >= MIN_RENDER_SIDE:
+        return
+    if min(width_pt, height_pt) * options.dpi / 72.0 >= MIN_RENDER_SIDE:  # the pixel budget did it
+        raise SourceError(ErrorCode.IMAGE_TOO_LARGE,
+                          f"page {page} is {width_pt:.0f} x {height_pt:.0f} pt: within --max-pixels "
+                          f"{options.max_pixels / 1e6:.0f} MP its short side would be {short:.1f} px, "
+                          "too small to read")
+    raise SourceError(ErrorCode.PAGE_LOAD_FAILED,
+                      f"page {page} is {width_pt:g} x {height_pt:g} pt: under {MIN_RENDER_SIDE} px "
+                      f"on one side at {options.dpi:.0f} dpi, nothing to read")
+
+
+def _check_image_geometry(page: int, width: int, height: int, max_pixels: int) -> None:
+    """The image-file twin of _check_page_geometry, from the header alone (before decoding)."""
+    if width * height <= max_pixels:
+        return
+    short = min(width, height) * math.sqrt(max_pixels / (width * height))
+    if short < MIN_RENDER_SIDE:
+        raise SourceError(ErrorCode.IMAGE_TOO_LARGE,
+                          f"frame {page} is {width}x{height} px: within --max-pixels "
+                          f"{max_pixels / 1e6:.0f} MP its short side would be {short:.1f} px, too small to read")
 
 
 def _fit(width: int, height: int, max_pixels: int) -> tuple[int, int]:

@@ -44,6 +44,14 @@ def input_size(width: int, height: int, params: DetParams) -> tuple[int, int]:
     if min(tw, th) < params.min_side:  # tiny inputs (a single word) upscale a little
         up = params.min_side / min(width, height)
         tw, th = (max(32, int(round(width * up / 32)) * 32), max(32, int(round(height * up / 32)) * 32))
+    # Never more pixels than a limit_side square: a 4 x 40,000 px strip would otherwise become a
+    # 64 x 640,000 detector input (16 s; minutes and gigabytes for longer strips).
+    budget = params.limit_side ** 2
+    if tw * th > budget:
+        if tw >= th:
+            tw = max(32, budget // th // 32 * 32)
+        else:
+            th = max(32, budget // tw // 32 * 32)
     return tw, th
 
 
