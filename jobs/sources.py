@@ -80,11 +80,24 @@ def open_source(path: Path, passwords: tuple[str, ...] = (), data: bytes | None 
         size, head = len(data), data[:1024]
     if size == 0:
         raise SourceError(ErrorCode.EMPTY_FILE, "empty file (0 bytes)")
-    if b"%PDF-" in head:
+    if _is_pdf_head(head):
         return PdfSource(path, passwords, data)
     if path.suffix.lower() == ".pdf":
         raise SourceError(ErrorCode.CORRUPT_PDF, "corrupt or not a PDF (no %PDF header)")
     return ImageSource(path, data)
+
+
+def looks_like_pdf(path: Path) -> bool:
+    """What open_source decides from the first KiB: a PDF header (False when unreadable)."""
+    try:
+        with open(path, "rb") as fh:
+            return _is_pdf_head(fh.read(1024))
+    except OSError:
+        return False
+
+
+def _is_pdf_head(head: bytes) -> bool:
+    return b"%PDF-" in head
 
 
 class PdfSource:

@@ -20,7 +20,9 @@ from outputs.model import PageResult
 
 STORE_DIR = ".pagerunner"
 STORE_FILE = "store.sqlite"
-SCHEMA_VERSION = 1
+# 2: the aliases table (other names of identical content). A version-1 store is upgraded in place
+# when opened; a store from a newer pagerunner is refused.
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -41,7 +43,15 @@ CREATE TABLE IF NOT EXISTS pages (
     run_id INTEGER, started_at REAL, finished_at REAL,
     PRIMARY KEY (doc_id, page));
 CREATE INDEX IF NOT EXISTS pages_state ON pages(state);
+CREATE TABLE IF NOT EXISTS aliases (  -- more names of an active document's bytes: OCR'd once, written for each
+    relname TEXT PRIMARY KEY, doc_id TEXT NOT NULL REFERENCES documents(doc_id), path TEXT NOT NULL,
+    stem TEXT NOT NULL UNIQUE, added_at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS aliases_doc ON aliases(doc_id);
 """
+
+# Every name of every active document: its own (primary) name and its aliases.
+_NAMES = ("(SELECT relname, stem, path, doc_id, 1 AS is_primary FROM documents WHERE state != 'superseded' "
+          "UNION ALL SELECT relname, stem, path, doc_id, 0 AS is_primary FROM aliases)")
 
 
 class StoreError(Exception):
@@ -68,6 +78,20 @@ class DocumentRecord:
         return cls(row["doc_id"], row["sha256"], row["size"], path_from_db(row["path"]), row["relname"], row["stem"],
                    row["kind"], row["page_count"], row["state"], row["error_code"],
                    row["error_message"], json.loads(row["options"]))
+
+
+@dataclass(frozen=True)
+class DocumentName:
+    """One input name of a document; identical bytes under several names share one document."""
+    relname: str
+    stem: str
+    path: str
+    doc_id: str
+    primary: bool
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> "DocumentName":
+        return cls(row["relname"], row["stem"], path_from_db(row["path"]), row["doc_id"], bool(row["is_primary"]))
 
 
 @dataclass(frozen=True)
@@ -112,14 +136,24 @@ class JobStore:
             self.db.execute("PRAGMA synchronous=FULL")
             self.db.execute("PRAGMA foreign_keys=ON")
             with self.transaction():
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        self.db.execute(statement)
-                self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                self._create_or_upgrade()
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the job store {self.path}: {exc}") from exc
         except OSError as exc:
             raise StoreError(f"cannot create {self.path.parent}: {exc.strerror or exc}") from exc
+
+    def _create_or_upgrade(self) -> None:
+        has_meta = self.db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'").fetchone()
+        row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() if has_meta else None
+        version = int(row[0]) if row else SCHEMA_VERSION
+        if version > SCHEMA_VERSION:
+            raise StoreError(f"the job store {self.path} was written by a newer pagerunner (store version "
+                             f"{version}; this one reads up to {SCHEMA_VERSION}): use that version, or "
+                             "another output folder")
+        for statement in _SCHEMA.split(";"):  # every change so far only adds tables and indexes
+            if statement.strip():
+                self.db.execute(statement)
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
 
     def close(self) -> None:
         self.db.close()
@@ -172,52 +206,91 @@ class JobStore:
         return [DocumentRecord.from_row(r) for r in rows]
 
     def register_document(self, doc: DocumentRecord) -> DocumentRecord:
-        """Add a new document, or update where a known one now lives. Returns the stored record.
+        """Add a new document, or a name for a known one. Returns the stored record.
 
-        A document at the same relative name with other bytes or options supersedes the old one;
-        a known document found under another name (moved) keeps its results.
+        A document at the same relative name with other bytes or options supersedes the old one.
+        Known bytes under a new name are a move when one of the document's names no longer exists
+        on disk (that name is renamed, its results kept), else a copy: the name becomes an alias that
+        shares the document's pages and gets its own records and files.
         """
         now = time.time()
         with self.transaction() as db:
             row = db.execute("SELECT * FROM documents WHERE doc_id = ?", (doc.doc_id,)).fetchone()
-            if row is not None:
-                known = DocumentRecord.from_row(row)
-                if known.relname != doc.relname or known.state == "superseded":
-                    self._supersede_name(db, doc.relname, doc.doc_id)
-                    stem = self._free_stem(db, doc.stem, doc.relname, doc.doc_id)
-                    state = known.state
-                    if state == "superseded":  # a name it had before: bring it back
-                        state = "ready" if known.page_count is not None else "new"
-                    db.execute("UPDATE documents SET path=?, relname=?, stem=?, state=?, updated_at=? "
-                               "WHERE doc_id=?", (path_to_db(doc.path), doc.relname, stem, state, now,
-                                                  doc.doc_id))
-                elif known.path != doc.path:
-                    db.execute("UPDATE documents SET path=?, updated_at=? WHERE doc_id=?",
-                               (path_to_db(doc.path), now, doc.doc_id))
-            else:
-                self._supersede_name(db, doc.relname, doc.doc_id)
-                stem = self._free_stem(db, doc.stem, doc.relname, doc.doc_id)
+            known = DocumentRecord.from_row(row) if row is not None else None
+            if known is None:
+                self._release_name(db, doc.relname, doc.doc_id)
+                stem = self._free_stem(db, doc.stem, doc.relname, exclude_doc=doc.doc_id)
                 db.execute(
                     "INSERT INTO documents (doc_id, sha256, size, path, relname, stem, kind, page_count,"
                     " state, error_code, error_message, options, added_at, updated_at)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?, NULL, 'new', NULL, NULL, ?, ?, ?)",
                     (doc.doc_id, doc.sha256, doc.size, path_to_db(doc.path), doc.relname, stem, doc.kind,
                      json.dumps(doc.options, sort_keys=True), now, now))
+            elif known.state == "superseded":  # a name it had before: bring it back
+                self._release_name(db, doc.relname, doc.doc_id)
+                self._rename_primary(db, doc, "ready" if known.page_count is not None else "new", now)
+            elif known.relname == doc.relname:
+                if known.path != doc.path:
+                    db.execute("UPDATE documents SET path=?, updated_at=? WHERE doc_id=?",
+                               (path_to_db(doc.path), now, doc.doc_id))
+            else:
+                self._add_name(db, known, doc, now)
         stored = self.document(doc.doc_id)
         assert stored is not None
         return stored
 
-    @staticmethod
-    def _supersede_name(db: sqlite3.Connection, relname: str, doc_id: str) -> None:
-        db.execute("UPDATE documents SET state = 'superseded', updated_at = ? "
-                   "WHERE relname = ? AND doc_id != ? AND state != 'superseded'",
-                   (time.time(), relname, doc_id))
+    def _add_name(self, db: sqlite3.Connection, known: DocumentRecord, doc: DocumentRecord, now: float) -> None:
+        alias = db.execute("SELECT * FROM aliases WHERE relname = ?", (doc.relname,)).fetchone()
+        if alias is not None and alias["doc_id"] == doc.doc_id:  # a known alias, maybe at a new path
+            db.execute("UPDATE aliases SET path=? WHERE relname=?", (path_to_db(doc.path), doc.relname))
+            return
+        self._release_name(db, doc.relname, doc.doc_id)
+        if not os.path.lexists(known.path):  # the document moved
+            self._rename_primary(db, doc, known.state, now)
+            return
+        for old in db.execute("SELECT relname, path FROM aliases WHERE doc_id=? ORDER BY stem",
+                              (doc.doc_id,)).fetchall():
+            if not os.path.lexists(path_from_db(old["path"])):  # this copy moved
+                stem = self._free_stem(db, doc.stem, doc.relname, exclude_alias=old["relname"])
+                db.execute("UPDATE aliases SET relname=?, path=?, stem=? WHERE relname=?",
+                           (doc.relname, path_to_db(doc.path), stem, old["relname"]))
+                return
+        stem = self._free_stem(db, doc.stem, doc.relname)
+        db.execute("INSERT INTO aliases (relname, doc_id, path, stem, added_at) VALUES (?, ?, ?, ?, ?)",
+                   (doc.relname, doc.doc_id, path_to_db(doc.path), stem, now))
+
+    def _rename_primary(self, db: sqlite3.Connection, doc: DocumentRecord, state: str, now: float) -> None:
+        stem = self._free_stem(db, doc.stem, doc.relname, exclude_doc=doc.doc_id)
+        db.execute("UPDATE documents SET path=?, relname=?, stem=?, state=?, updated_at=? WHERE doc_id=?",
+                   (path_to_db(doc.path), doc.relname, stem, state, now, doc.doc_id))
 
     @staticmethod
-    def _free_stem(db: sqlite3.Connection, stem: str, relname: str, doc_id: str) -> str:
+    def _release_name(db: sqlite3.Connection, relname: str, doc_id: str) -> None:
+        """`relname` now holds `doc_id`'s bytes: whatever else it named lets go of it. A document
+        that loses its own name to other bytes lives on under its first alias, or is superseded."""
+        db.execute("DELETE FROM aliases WHERE relname = ? AND doc_id != ?", (relname, doc_id))
+        for row in db.execute("SELECT doc_id FROM documents WHERE relname = ? AND doc_id != ? "
+                              "AND state != 'superseded'", (relname, doc_id)).fetchall():
+            heir = db.execute("SELECT * FROM aliases WHERE doc_id = ? ORDER BY stem LIMIT 1",
+                              (row["doc_id"],)).fetchone()
+            if heir is None:
+                db.execute("UPDATE documents SET state = 'superseded', updated_at = ? WHERE doc_id = ?",
+                           (time.time(), row["doc_id"]))
+                continue
+            db.execute("DELETE FROM aliases WHERE relname = ?", (heir["relname"],))
+            db.execute("UPDATE documents SET relname=?, path=?, stem=?, updated_at=? WHERE doc_id=?",
+                       (heir["relname"], heir["path"], heir["stem"], time.time(), row["doc_id"]))
+
+    @staticmethod
+    def _free_stem(db: sqlite3.Connection, stem: str, relname: str, exclude_doc: str | None = None,
+                   exclude_alias: str | None = None) -> str:
+        """`stem`, or a variant no other name uses (the row being renamed excluded)."""
         def taken(candidate: str) -> bool:
-            return db.execute("SELECT 1 FROM documents WHERE stem = ? AND doc_id != ? "
-                              "AND state != 'superseded'", (candidate, doc_id)).fetchone() is not None
+            if db.execute("SELECT 1 FROM documents WHERE stem = ? AND doc_id IS NOT ? "
+                          "AND state != 'superseded'", (candidate, exclude_doc)).fetchone() is not None:
+                return True
+            return db.execute("SELECT 1 FROM aliases WHERE stem = ? AND relname IS NOT ?",
+                              (candidate, exclude_alias)).fetchone() is not None
         if not taken(stem):
             return stem
         suffix = relname.rsplit(".", 1)[-1] if "." in relname else "doc"
@@ -227,6 +300,23 @@ class JobStore:
             candidate = f"{stem}~{number}"
             number += 1
         return candidate
+
+    def names(self) -> list[DocumentName]:
+        """Every input name of every active document, in output order (by stem)."""
+        rows = self.db.execute(f"SELECT * FROM {_NAMES} ORDER BY stem").fetchall()
+        return [DocumentName.from_row(r) for r in rows]
+
+    def names_of(self, doc_id: str) -> list[DocumentName]:
+        """A document's names: its own first, then its aliases by stem."""
+        rows = self.db.execute(f"SELECT * FROM {_NAMES} WHERE doc_id = ? ORDER BY is_primary DESC, stem",
+                               (doc_id,)).fetchall()
+        return [DocumentName.from_row(r) for r in rows]
+
+    def shared_counts(self) -> tuple[int, int]:
+        """(inputs whose bytes another input also has, documents those inputs share)."""
+        row = self.db.execute("SELECT COUNT(*), COUNT(DISTINCT a.doc_id) FROM aliases a JOIN documents d "
+                              "ON d.doc_id = a.doc_id WHERE d.state != 'superseded'").fetchone()
+        return int(row[0]) + int(row[1]), int(row[1])
 
     def set_pages(self, doc_id: str, kind: str, page_count: int, pages: list[int]) -> None:
         """Record a document's page count and queue its selected pages (one transaction)."""
@@ -307,13 +397,13 @@ class JobStore:
     def failures(self, limit: int = 1000) -> list[tuple[str, int | None, str, str]]:
         """(relname, page or None, code, message) for failed documents and pages."""
         out: list[tuple[str, int | None, str, str]] = []
-        for row in self.db.execute("SELECT relname, error_code, error_message FROM documents "
-                                   "WHERE state='failed' ORDER BY stem LIMIT ?", (limit,)):
+        for row in self.db.execute(f"SELECT n.relname, d.error_code, d.error_message FROM {_NAMES} n "
+                                   "JOIN documents d ON d.doc_id=n.doc_id WHERE d.state='failed' "
+                                   "ORDER BY n.stem LIMIT ?", (limit,)):
             out.append((row[0], None, row[1] or "", row[2] or ""))
         for row in self.db.execute(
-                "SELECT d.relname, p.page, p.error_code, p.result FROM pages p JOIN documents d "
-                "ON d.doc_id=p.doc_id WHERE p.state='failed' AND d.state!='superseded' "
-                "ORDER BY d.stem, p.page LIMIT ?", (limit,)):
+                f"SELECT n.relname, p.page, p.error_code, p.result FROM pages p JOIN {_NAMES} n "
+                "ON n.doc_id=p.doc_id WHERE p.state='failed' ORDER BY n.stem, p.page LIMIT ?", (limit,)):
             message = ""
             if row[3]:
                 error = json.loads(row[3]).get("error") or {}

@@ -2,7 +2,8 @@
 
 Exact and fast for born-digital PDFs. `is_real` decides whether a page's text layer is
 worth trusting instead of OCR (`--text-layer auto`): a stray glyph or a stamp on a scan
-must not make a scanned page count as text.
+must not make a scanned page count as text, and neither does an invisible text layer over a
+scan (render mode 3: another tool's earlier OCR, of unknown quality): only visible text counts.
 """
 
 from __future__ import annotations
@@ -25,14 +26,24 @@ class TextLayer:
     nonspace_chars: int
     bad_chars: int
     image_coverage: float  # share of the page area covered by image objects (0..1)
+    invisible_chars: int = 0  # non-space characters drawn invisibly (an OCR layer over a scan)
+
+    @property
+    def visible_chars(self) -> int:
+        return self.nonspace_chars - self.invisible_chars
 
     @property
     def is_real(self) -> bool:
-        if self.nonspace_chars < MIN_REAL_CHARS:
+        if self.visible_chars < MIN_REAL_CHARS:
             return False
         if self.bad_chars > MAX_BAD_CHAR_SHARE * self.nonspace_chars:
             return False  # unmapped glyphs: the text layer would be garbage
-        return self.image_coverage < IMAGE_COVERAGE or self.nonspace_chars >= MIN_CHARS_OVER_IMAGE
+        return self.image_coverage < IMAGE_COVERAGE or self.visible_chars >= MIN_CHARS_OVER_IMAGE
+
+    @property
+    def is_invisible_ocr(self) -> bool:
+        """Mostly invisible text: a scan that some other tool has OCR'd before."""
+        return self.invisible_chars >= MIN_REAL_CHARS and not self.is_real
 
     @property
     def blocks(self) -> list[Block]:
@@ -47,11 +58,27 @@ def extract_text_layer(page, scale: float) -> TextLayer:
         text = textpage.get_text_range(0, count) if count > 0 else ""
         to_pixels = _pixel_transform(page, scale)
         lines = _lines(textpage, text, to_pixels)
+        invisible = _invisible_chars(textpage, text)
     finally:
         textpage.close()
     nonspace = sum(1 for ch in text if not ch.isspace())
     bad = sum(1 for ch in text if ch == "\ufffd" or (ord(ch) < 32 and ch not in "\r\n\t"))
-    return TextLayer(lines, nonspace, bad, _image_coverage(page))
+    return TextLayer(lines, nonspace, bad, _image_coverage(page), invisible)
+
+
+def _invisible_chars(textpage, text: str) -> int:
+    """Non-space characters whose text object is drawn in an invisible render mode (3, or 7: clip only)."""
+    import pypdfium2.raw as pdfium_c
+
+    invisible_modes = (pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE, pdfium_c.FPDF_TEXTRENDERMODE_CLIP)
+    count = 0
+    for index, ch in enumerate(text):
+        if ch.isspace():
+            continue
+        obj = pdfium_c.FPDFText_GetTextObject(textpage.raw, index)
+        if obj and pdfium_c.FPDFTextObj_GetTextRenderMode(obj) in invisible_modes:
+            count += 1
+    return count
 
 
 def _lines(textpage, text: str, to_pixels) -> list[Line]:
@@ -117,7 +144,9 @@ def _image_coverage(page) -> float:
     covered = 0.0
     try:
         for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=2):
-            x0, y0, x1, y1 = obj.get_pos()
+            # pypdfium2 5 renamed get_pos to get_bounds; under 5 the old name raised and every
+            # page counted as image-free, so 20 stray characters made a scan 'real' text.
+            x0, y0, x1, y1 = obj.get_bounds() if hasattr(obj, "get_bounds") else obj.get_pos()
             w = max(0.0, min(x1, right) - max(x0, left))
             h = max(0.0, min(y1, top) - max(y0, bottom))
             covered = max(covered, w * h / page_area)

@@ -55,10 +55,11 @@ def run(
     password: Optional[str] = typer.Option(None, "--password", help="Password for encrypted PDFs."),
     passwords_file: Optional[Path] = typer.Option(None, "--passwords-file",
                                                   help="File of passwords, one per line, tried in turn."),
-    formats: str = typer.Option("jsonl,md,txt", "--formats", help="Files to write in OUT: jsonl,md,txt"),
+    formats: str = typer.Option("jsonl,md,txt", "--formats", help="Files to write in OUT: jsonl,md,txt,html"),
     jsonl: Optional[str] = typer.Option(None, "--jsonl", help="'-' writes page records to stdout."),
-    text_layer: str = typer.Option("ignore", "--text-layer",
-                                   help="ignore: OCR every page; auto: use real text layers; only: never OCR"),
+    text_layer: str = typer.Option("auto", "--text-layer",
+                                   help="auto: read real text layers, OCR the rest; ignore: OCR every page; "
+                                        "only: never OCR"),
     threads: int = typer.Option(2, "--threads", min=1, help="Threads per worker for the engine."),
     device: str = typer.Option("cpu", "--device", help="cpu | gpu (ncnn Vulkan)"),
     model_dir: Optional[Path] = typer.Option(None, "--model-dir", help="A model folder with manifest.json."),
@@ -147,7 +148,7 @@ def retry(out: Path = typer.Argument(DEFAULT_OUT, help="Output folder of a run."
 @guard_internal_errors
 def export(out: Path = typer.Argument(DEFAULT_OUT, help="Output folder of a run."),
            formats: str = typer.Option("jsonl,md,txt", "--format", "--formats",
-                                       help="Which files to regenerate: jsonl,md,txt")) -> None:
+                                       help="Which files to regenerate: jsonl,md,txt,html")) -> None:
     """Regenerate every output file in OUT from the job store."""
     chosen = _formats(formats)
     store = _open_store(out)
@@ -224,6 +225,9 @@ def _print_summary(summary: RunSummary, out: Path) -> None:
         f"[bold]{summary.pages_done}[/] of {summary.pages_total} pages done in {summary.documents} document(s); "
         f"{summary.pages_failed} page(s) and {summary.documents_failed} document(s) failed; "
         f"{summary.processed_now} processed in {summary.seconds:.1f} s ({rate:.1f} pages/min). Output: {out}")
+    if summary.shared_inputs:
+        err_console.print(f"{summary.shared_inputs} of {summary.inputs} inputs are identical to another input: "
+                          "OCR'd once, each name has its own records and files")
     for relname, page, code, message in summary.failures[:20]:
         where = f"{relname} page {page}" if page else relname
         err_console.print(f"  [yellow]failed[/] {where}: {code}: {message}")

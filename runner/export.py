@@ -6,17 +6,20 @@ any interruption gives the same bytes as an uninterrupted run.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from jobs.store import DocumentRecord, JobStore
+from jobs.store import DocumentName, DocumentRecord, JobStore
 from outputs.files import write_atomic
 from outputs.jsonl import document_failure_line, jsonl_lines
 from outputs.markdown import markdown_document
+from outputs.model import PageResult
 from outputs.paths import output_path
 from outputs.text import text_document
+from runner.review import write_document_review, write_run_review
 
-FORMATS = ("jsonl", "md", "txt")
+FORMATS = ("jsonl", "md", "txt", "html")
 RESULTS_FILE = "results.jsonl"
 
 
@@ -28,29 +31,49 @@ def parse_formats(text: str) -> tuple[str, ...]:
     return chosen
 
 
+def named(doc: DocumentRecord, name: DocumentName) -> DocumentRecord:
+    """The document as seen under one of its names (its own, or an alias: identical bytes)."""
+    return replace(doc, relname=name.relname, stem=name.stem, path=name.path)
+
+
+def named_pages(pages: list[PageResult], relname: str) -> list[PageResult]:
+    return [page if page.source == relname else replace(page, source=relname) for page in pages]
+
+
 def document_records(store: JobStore, doc: DocumentRecord) -> Iterator[str]:
+    """The JSONL lines of `doc` under its name (`doc.relname`: see `named`)."""
     if doc.state == "failed":
         yield document_failure_line(doc.relname, doc.doc_id, doc.options.get("engine", ""),
                                     doc.error_code or "", doc.error_message or "")
     else:
-        yield from jsonl_lines(store.page_results(doc.doc_id))
+        yield from jsonl_lines(named_pages(store.page_results(doc.doc_id), doc.relname))
 
 
 def write_results_jsonl(store: JobStore, out_dir: Path) -> None:
     def lines() -> Iterable[str]:
-        for doc in store.documents():
-            yield from document_records(store, doc)
+        docs = {doc.doc_id: doc for doc in store.documents()}
+        for name in store.names():
+            yield from document_records(store, named(docs[name.doc_id], name))
     write_atomic(out_dir / RESULTS_FILE, lines())
 
 
 def write_document(store: JobStore, doc: DocumentRecord, out_dir: Path, formats: Iterable[str]) -> None:
+    """Write a finished document's files under each of its names."""
     if doc.state != "ready":
         return
     pages = store.page_results(doc.doc_id)
+    formats = tuple(formats)
+    for name in store.names_of(doc.doc_id):
+        _write_named(named(doc, name), named_pages(pages, name.relname), out_dir, formats)
+
+
+def _write_named(doc: DocumentRecord, pages: list[PageResult], out_dir: Path, formats: tuple[str, ...]) -> None:
     if "md" in formats:
         write_atomic(output_path(out_dir, doc.stem, ".md"), markdown_document(doc.relname, pages))
     if "txt" in formats:
         write_atomic(output_path(out_dir, doc.stem, ".txt"), text_document(pages))
+    if "html" in formats:
+        write_document_review(doc, pages, out_dir)
 
 
 def export_all(store: JobStore, out_dir: Path, formats: Iterable[str]) -> int:
@@ -62,4 +85,6 @@ def export_all(store: JobStore, out_dir: Path, formats: Iterable[str]) -> int:
         if store.document_finished(doc.doc_id):
             write_document(store, doc, out_dir, formats)
             count += 1
+    if "html" in formats:
+        write_run_review(store, out_dir)
     return count

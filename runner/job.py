@@ -12,14 +12,14 @@ import os
 import signal
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, TextIO
 
 from jobs.expand import ExpandOptions, InputError, InputFile, expand_inputs
 from jobs.identity import document_id, file_sha256
 from jobs.pageranges import PageRanges
-from jobs.sources import DEFAULT_MAX_PIXELS, SourceError, open_source
+from jobs.sources import DEFAULT_MAX_PIXELS, SourceError, looks_like_pdf, open_source
 from jobs.store import STORE_DIR, DocumentRecord, JobStore, PageTask, StoreError
 from model_cache.engine import RESULT_NEUTRAL_OPTIONS, EngineOptions
 from model_cache.registry import ENGINE_NAMES, is_plugin_name
@@ -48,7 +48,7 @@ class RunConfig:
     passwords: tuple[str, ...] = ()
     formats: tuple[str, ...] = ("jsonl", "md", "txt")
     jsonl_stdout: bool = False
-    text_layer: str = "ignore"
+    text_layer: str = "auto"
     threads: int = 2
     device: str = "cpu"
     model_dir: Path | None = None
@@ -103,6 +103,8 @@ class RunSummary:
     pages_failed: int = 0
     pages_pending: int = 0
     documents_failed: int = 0
+    inputs: int = 0  # input names; more than documents when identical files share one document
+    shared_inputs: int = 0  # inputs whose bytes another input also has (OCR'd once for all of them)
     processed_now: int = 0
     seconds: float = 0.0
     interrupted_by: int | None = None
@@ -187,7 +189,7 @@ def _run_locked(config: RunConfig, inputs: list[InputFile] | None, reporter: Rep
             export_all(store, config.out_dir, config.formats)  # drops anything a crash left half-done
             if emitter:
                 for doc in documents:
-                    emitter.write_many(document_records(store, doc))
+                    emitter.write_many(document_records(store, doc))  # each under this run's name for it
             counts = store.counts()
             total = sum(counts.values())
             reporter.start(total, counts.get("done", 0) + counts.get("failed", 0), len(documents))
@@ -223,15 +225,25 @@ def _register(store: JobStore, config: RunConfig, inputs: list[InputFile], repor
             error = (ErrorCode.FILE_UNREADABLE, f"cannot read file: {exc.strerror or exc}")
         else:
             error = None
+        doc_options = _options_for(item.path, options)
         record = store.register_document(DocumentRecord(
-            document_id(sha, options), sha, size, str(item.path), item.relname,
-            safe_relative_stem(item.relname), None, None, "new", None, None, options))
+            document_id(sha, doc_options), sha, size, str(item.path), item.relname,
+            safe_relative_stem(item.relname), None, None, "new", None, None, doc_options))
         if error is not None:
             store.fail_document(record.doc_id, error[0].value, error[1])
         elif record.state == "new":
             _open_and_queue(store, record, config)
-        records.append(store.document(record.doc_id) or record)
+        stored = store.document(record.doc_id) or record
+        records.append(replace(stored, relname=item.relname))  # as this input names it (maybe an alias)
     return records
+
+
+def _options_for(path: Path, options: dict[str, Any]) -> dict[str, Any]:
+    """An image has no text layer: `auto` does exactly what `ignore` does to it, so it gets the same
+    identity (an image OCR'd before `auto` became the default is not OCR'd again)."""
+    if options.get("text_layer") == "auto" and not looks_like_pdf(path):
+        return {**options, "text_layer": "ignore"}
+    return options
 
 
 def _requeue_known(store: JobStore, config: RunConfig) -> list[DocumentRecord]:
@@ -275,12 +287,13 @@ def _process(store: JobStore, config: RunConfig, run_id: int, reporter: Reporter
             store.commit_page(result, run_id)
             claimed.discard((result.doc_id, result.page))
             summary.processed_now += 1
-            line = page_line(result)
-            if "jsonl" in config.formats:
-                _append(results_path, line)
-            if emitter and not emitter.write(line):
-                summary.broken_pipe = True
-                stop.event.set()
+            for name in store.names_of(result.doc_id):  # identical inputs share the page: a line each
+                line = page_line(replace(result, source=name.relname))
+                if "jsonl" in config.formats:
+                    _append(results_path, line)
+                if emitter and not emitter.write(line):
+                    summary.broken_pipe = True
+                    stop.event.set()
             if store.document_finished(result.doc_id):
                 doc = store.document(result.doc_id)
                 if doc is not None:
@@ -334,6 +347,8 @@ def _fill_summary(store: JobStore, summary: RunSummary) -> None:
     docs = store.document_counts()
     summary.documents = sum(n for state, n in docs.items() if state != "superseded")
     summary.documents_failed = docs.get("failed", 0)
+    summary.inputs = len(store.names())
+    summary.shared_inputs = store.shared_counts()[0]
     summary.pages_total = sum(counts.values())
     summary.pages_done = counts.get("done", 0)
     summary.pages_failed = counts.get("failed", 0)

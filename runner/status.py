@@ -26,6 +26,8 @@ def status_data(store: JobStore) -> dict[str, Any]:
         "documents": {k: docs.get(k, 0) for k in ("ready", "failed", "new", "superseded")},
         "pages": {k: pages.get(k, 0) for k in ("done", "failed", "pending", "running")},
         "pages_total": sum(pages.values()),
+        "inputs": len(store.names()),
+        "shared_inputs": store.shared_counts()[0],
         "pages_per_minute": round(rate, 2) if rate else None,
         "eta_seconds": round(60.0 * remaining / rate) if rate and remaining else (0 if not remaining else None),
         "last_run": None if last is None else {
@@ -59,6 +61,9 @@ def print_status(console: Console, data: dict[str, Any]) -> None:
     docs = data["documents"]
     table.add_row("documents", str(docs["ready"]), str(docs["failed"]), str(docs["new"]), "")
     console.print(table)
+    if data["shared_inputs"]:
+        console.print(f"inputs: {data['inputs']}, of which {data['shared_inputs']} are identical to another "
+                      "input (OCR'd once, written under each name)")
     rate = data["pages_per_minute"]
     eta = data["eta_seconds"]
     console.print(f"rate: {rate if rate else '--'} pages/min   ETA: "

@@ -72,6 +72,9 @@ class PageWorker:
                 if probe.text_layer is not None and probe.text_layer.is_real:
                     return Rendered(task, probe, seconds=time.perf_counter() - start)
             page = source.render(task.page, render_options)
+            if text_mode == "auto" and page.text_layer is not None and page.text_layer.is_invisible_ocr:
+                page.warnings.append("the page's text layer is invisible (an earlier OCR over a scan): "
+                                     "OCR'd again (--text-layer auto)")
             return Rendered(task, page, seconds=time.perf_counter() - start)
         except SourceError as exc:
             return Rendered(task, error=PageError(exc.code, exc.message), seconds=time.perf_counter() - start)

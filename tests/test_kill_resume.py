@@ -23,7 +23,11 @@ def build_corpus(root: Path) -> Path:
     (root / "scans").mkdir()
     for index in range(4):
         make_page(f"scan {index}", seed=index).save(root / "scans" / f"s{index}.png")
-    return root  # 20 pages
+    # Identical bytes under other names: OCR'd once, but every name gets its records and files.
+    shutil.copyfile(root / "doc0.pdf", root / "doc0 (1).pdf")
+    (root / "scans" / "again").mkdir()
+    shutil.copyfile(root / "scans" / "s1.png", root / "scans" / "again" / "s1.png")
+    return root  # 20 pages of work, 25 pages of records
 
 
 def command(corpus: Path, out: Path) -> list[str]:
@@ -79,7 +83,11 @@ def reference(tmp_path_factory):
     corpus = build_corpus(base / "in")
     out = base / "out"
     assert finish(corpus, out) == 0
-    return corpus, snapshot(out)
+    expected = snapshot(out)
+    sources = [r["source"] for r in expected["results.jsonl"]]
+    assert len(sources) == 25 and sources.count("doc0 (1).pdf") == 4 and "scans/again/s1.png" in sources
+    assert "doc0 (1).md" in expected and "scans/again/s1.txt" in expected
+    return corpus, expected
 
 
 def kill_and_resume(corpus: Path, out: Path, after: float, whole_group: bool) -> dict[str, int]:

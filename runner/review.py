@@ -1,0 +1,169 @@
+"""`--formats html`: write the review pages (outputs/html.py) from the store.
+
+The store keeps text and boxes, not pixels, so each page's picture is rendered again from the
+input when its review page is written, downscaled to REVIEW_WIDTH and embedded as a JPEG data URI.
+When the input is gone (or has changed size) the page is drawn without its picture: the boxes and
+the text are still there, with a note saying why. A review page whose results have not changed is
+not rewritten (its <meta> fingerprint says so), so a picture once embedded survives the input.
+"""
+
+from __future__ import annotations
+
+import base64
+import heapq
+import io
+import itertools
+import os
+from pathlib import Path
+from urllib.parse import quote
+
+from PIL import Image
+
+from jobs.sources import RenderOptions, SourceError, open_source
+from jobs.store import DocumentRecord, JobStore
+from outputs.files import write_atomic
+from outputs.html import (FINGERPRINT_META, DocumentLink, PageImage, document_review, fingerprint,
+                          page_confidence, run_review)
+from outputs.model import PageResult
+from outputs.paths import output_path
+
+REVIEW_WIDTH = 900  # px: pictures are shown at most this wide
+JPEG_QUALITY = 60
+RUN_REVIEW_FILE = "review.html"
+DOUBTFUL_PAGES = 25  # the run page shows this many of the least confident pages in full
+
+
+def write_document_review(doc: DocumentRecord, pages: list[PageResult], out_dir: Path) -> None:
+    path = output_path(out_dir, doc.stem, ".html")
+    stamp = fingerprint("document", doc.relname, [_stable(p) for p in pages])
+    if _is_current(path, stamp):
+        return
+    write_atomic(path, document_review(doc.relname, pages, page_images(doc, pages), stamp))
+
+
+def write_run_review(store: JobStore, out_dir: Path) -> None:
+    """OUT/review.html: the run's failures, its least confident pages in full, every document."""
+    docs = {doc.doc_id: doc for doc in store.documents()}
+    failures: list[tuple[str, int | None, str, str, str]] = []
+    links: list[DocumentLink] = []
+    doubtful: list[tuple[float, int, PageResult, str, str]] = []  # a max-heap of the lowest by -conf
+    seen: set[str] = set()
+    order = itertools.count()
+    for name in store.names():
+        doc = docs[name.doc_id]
+        href = quote(name.stem + ".html")
+        if doc.state == "failed":
+            failures.append((name.relname, None, doc.error_code or "", doc.error_message or "", ""))
+            links.append(DocumentLink(name.relname, "", 0, 0, None, not name.primary))
+            continue
+        pages = [_renamed(p, name.relname) for p in store.page_results(doc.doc_id)]
+        confs = [c for c in map(page_confidence, pages) if c is not None]
+        failed = [p for p in pages if p.status == "failed"]
+        failures.extend((name.relname, p.page, p.error.code.value if p.error else "",
+                         p.error.message if p.error else "", f"{href}#p{p.page}") for p in failed)
+        links.append(DocumentLink(name.relname, href, len(pages), len(failed),
+                                  sum(confs) / len(confs) if confs else None, not name.primary))
+        if doc.doc_id in seen:  # a copy's pages are its original's: list them once
+            continue
+        seen.add(doc.doc_id)
+        for page in pages:
+            conf = page_confidence(page)
+            if conf is None or page.mode != "ocr":
+                continue
+            item = (-conf, -next(order), page, f"{href}#p{page.page}", doc.doc_id)
+            if len(doubtful) < DOUBTFUL_PAGES:
+                heapq.heappush(doubtful, item)
+            elif -conf > doubtful[0][0]:
+                heapq.heapreplace(doubtful, item)
+    worst = sorted(doubtful, key=lambda item: (-item[0], item[2].source, item[2].page))
+    shown = [(page, link) for _, _, page, link, _ in worst]
+    stamp = fingerprint("run", failures, [(_stable(p), link) for p, link in shown],
+                        [link.__dict__ for link in links])
+    path = out_dir / RUN_REVIEW_FILE
+    if _is_current(path, stamp):
+        return
+    images: dict[tuple[str, int], PageImage] = {}
+    for doc_id in {item[4] for item in worst}:
+        chosen = [item[2] for item in worst if item[4] == doc_id]
+        for number, image in page_images(docs[doc_id], chosen).items():
+            images[(chosen[0].source, number)] = image
+    write_atomic(path, run_review(_summary(store, links, failures), failures, shown, images, links, stamp))
+
+
+def page_images(doc: DocumentRecord, pages: list[PageResult]) -> dict[int, PageImage]:
+    """Each drawable page's picture, rendered again from the input (or why it cannot be)."""
+    wanted = [p for p in pages if p.status == "ok" and p.width > 0 and p.height > 0]
+    if not wanted:
+        return {}
+    problem = _input_problem(doc)
+    if problem is None:
+        try:
+            source = open_source(Path(doc.path))
+        except SourceError as exc:
+            problem = f"no picture: the input cannot be opened now ({exc.message})"
+    if problem is not None:
+        return {p.page: PageImage(None, problem) for p in wanted}
+    try:
+        return {p.page: _picture(source, p, doc) for p in wanted}
+    finally:
+        source.close()
+
+
+def _picture(source, page: PageResult, doc: DocumentRecord) -> PageImage:
+    scale = min(1.0, REVIEW_WIDTH / page.width)
+    size = (max(1, round(page.width * scale)), max(1, round(page.height * scale)))
+    dpi = float(page.dpi or doc.options.get("dpi") or 200.0) * scale
+    try:
+        rendered = source.render(page.page, RenderOptions(dpi=max(dpi, 1.0),
+                                                          max_pixels=max(100_000, 2 * size[0] * size[1])))
+    except SourceError as exc:
+        return PageImage(None, f"no picture: {exc.message}")
+    if rendered.image is None:
+        return PageImage(None, "no picture")
+    upright = rendered.image.rotate(-page.rotation, expand=True) if page.rotation % 360 else rendered.image
+    picture = upright.resize(size, Image.Resampling.LANCZOS)
+    buffer = io.BytesIO()
+    picture.convert("RGB").save(buffer, "JPEG", quality=JPEG_QUALITY, optimize=True)
+    return PageImage("data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode("ascii"))
+
+
+def _input_problem(doc: DocumentRecord) -> str | None:
+    try:
+        size = os.stat(doc.path).st_size
+    except OSError:
+        return f"no picture: the input is no longer at {doc.path}"
+    if size != doc.size:
+        return "no picture: the input has changed since it was read"
+    return None
+
+
+def _summary(store: JobStore, links: list[DocumentLink], failures: list) -> str:
+    counts = store.counts()
+    shared = sum(1 for link in links if link.shared)
+    text = (f"{len(links)} input(s), {sum(counts.values())} page(s): {counts.get('done', 0)} done, "
+            f"{counts.get('failed', 0)} failed, {counts.get('pending', 0) + counts.get('running', 0)} pending; "
+            f"{len(failures)} failure(s) listed")
+    if shared:
+        text += f"; {shared} input(s) are copies of another and share its pages"
+    return text
+
+
+def _renamed(page: PageResult, relname: str) -> PageResult:
+    if page.source != relname:
+        page.source = relname
+    return page
+
+
+def _stable(page: PageResult) -> dict:
+    record = page.to_dict()
+    record.pop("timings", None)
+    return record
+
+
+def _is_current(path: Path, stamp: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    return f'name="{FINGERPRINT_META}" content="{stamp}"'.encode() in head
