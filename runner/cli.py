@@ -19,7 +19,7 @@ from runner import __version__
 from runner.cli_options import engine_extra, read_passwords
 from runner.crash import guard_internal_errors
 from runner.errors import ExitCode, RunnerError, UsageError
-from runner.export import FORMATS, export_all, parse_formats
+from runner.export import DEFAULT_FORMATS, export_all, parse_formats
 from runner.job import RunConfig, RunSummary, run_job
 from runner.lock import RunLock
 from runner.progress import make_reporter
@@ -133,7 +133,7 @@ def retry(out: Path = typer.Argument(DEFAULT_OUT, help="Output folder of a run."
         config = RunConfig(
             inputs=[], out_dir=out, engine=options.get("engine", "ppocr"), dpi=float(options.get("dpi", 200)),
             pages=_pages(options.get("pages") or None), passwords=read_passwords(password, passwords_file),
-            formats=tuple(command.get("formats", FORMATS)), text_layer=options.get("text_layer", "ignore"),
+            formats=tuple(command.get("formats", DEFAULT_FORMATS)), text_layer=options.get("text_layer", "ignore"),
             threads=int(command.get("threads", 2)), device=command.get("device", "cpu"),
             model_dir=Path(options["model"]) if options.get("model") else None,
             engine_extra=tuple(tuple(kv) for kv in command.get("engine_extra", [])),

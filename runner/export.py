@@ -20,6 +20,7 @@ from outputs.text import text_document
 from runner.review import write_document_review, write_run_review
 
 FORMATS = ("jsonl", "md", "txt", "html")
+DEFAULT_FORMATS = ("jsonl", "md", "txt")
 RESULTS_FILE = "results.jsonl"
 
 
@@ -57,34 +58,36 @@ def write_results_jsonl(store: JobStore, out_dir: Path) -> None:
     write_atomic(out_dir / RESULTS_FILE, lines())
 
 
-def write_document(store: JobStore, doc: DocumentRecord, out_dir: Path, formats: Iterable[str]) -> None:
-    """Write a finished document's files under each of its names."""
+def write_document(store: JobStore, doc: DocumentRecord, out_dir: Path, formats: Iterable[str],
+                   passwords: tuple[str, ...] = ()) -> None:
+    """Write a finished document's files under each of its names (passwords: to render encrypted inputs)."""
     if doc.state != "ready":
         return
     pages = store.page_results(doc.doc_id)
     formats = tuple(formats)
     for name in store.names_of(doc.doc_id):
-        _write_named(named(doc, name), named_pages(pages, name.relname), out_dir, formats)
+        _write_named(named(doc, name), named_pages(pages, name.relname), out_dir, formats, passwords)
 
 
-def _write_named(doc: DocumentRecord, pages: list[PageResult], out_dir: Path, formats: tuple[str, ...]) -> None:
+def _write_named(doc: DocumentRecord, pages: list[PageResult], out_dir: Path, formats: tuple[str, ...],
+                 passwords: tuple[str, ...]) -> None:
     if "md" in formats:
         write_atomic(output_path(out_dir, doc.stem, ".md"), markdown_document(doc.relname, pages))
     if "txt" in formats:
         write_atomic(output_path(out_dir, doc.stem, ".txt"), text_document(pages))
     if "html" in formats:
-        write_document_review(doc, pages, out_dir)
+        write_document_review(doc, pages, out_dir, passwords)
 
 
-def export_all(store: JobStore, out_dir: Path, formats: Iterable[str]) -> int:
+def export_all(store: JobStore, out_dir: Path, formats: Iterable[str], passwords: tuple[str, ...] = ()) -> int:
     formats = tuple(formats)
     if "jsonl" in formats:
         write_results_jsonl(store, out_dir)
     count = 0
     for doc in store.documents():
         if store.document_finished(doc.doc_id):
-            write_document(store, doc, out_dir, formats)
+            write_document(store, doc, out_dir, formats, passwords)
             count += 1
     if "html" in formats:
-        write_run_review(store, out_dir)
+        write_run_review(store, out_dir, passwords)
     return count

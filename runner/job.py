@@ -186,7 +186,7 @@ def _run_locked(config: RunConfig, inputs: list[InputFile] | None, reporter: Rep
                 documents = _register(store, config, inputs, reporter, stop)
             emitter = _Emitter(stdout) if config.jsonl_stdout else None
             results_path = config.out_dir / RESULTS_FILE
-            export_all(store, config.out_dir, config.formats)  # drops anything a crash left half-done
+            export_all(store, config.out_dir, config.formats, config.passwords)  # drops a crash's half-done files
             if emitter:
                 for doc in documents:
                     emitter.write_many(document_records(store, doc))  # each under this run's name for it
@@ -201,7 +201,7 @@ def _run_locked(config: RunConfig, inputs: list[InputFile] | None, reporter: Rep
         summary.interrupted_by = signal.SIGINT
     finally:
         reporter.close()
-    export_all(store, config.out_dir, config.formats)
+    export_all(store, config.out_dir, config.formats, config.passwords)
     _fill_summary(store, summary)
     summary.seconds = time.monotonic() - started
     store.end_run(run_id, int(summary.exit_code))
@@ -297,7 +297,7 @@ def _process(store: JobStore, config: RunConfig, run_id: int, reporter: Reporter
             if store.document_finished(result.doc_id):
                 doc = store.document(result.doc_id)
                 if doc is not None:
-                    write_document(store, doc, config.out_dir, config.formats)
+                    write_document(store, doc, config.out_dir, config.formats, config.passwords)
             reporter.page_done(result)
     finally:
         for doc_id, page in claimed:

@@ -33,15 +33,16 @@ RUN_REVIEW_FILE = "review.html"
 DOUBTFUL_PAGES = 25  # the run page shows this many of the least confident pages in full
 
 
-def write_document_review(doc: DocumentRecord, pages: list[PageResult], out_dir: Path) -> None:
+def write_document_review(doc: DocumentRecord, pages: list[PageResult], out_dir: Path,
+                          passwords: tuple[str, ...] = ()) -> None:
     path = output_path(out_dir, doc.stem, ".html")
     stamp = fingerprint("document", doc.relname, [_stable(p) for p in pages])
     if _is_current(path, stamp):
         return
-    write_atomic(path, document_review(doc.relname, pages, page_images(doc, pages), stamp))
+    write_atomic(path, document_review(doc.relname, pages, page_images(doc, pages, passwords), stamp))
 
 
-def write_run_review(store: JobStore, out_dir: Path) -> None:
+def write_run_review(store: JobStore, out_dir: Path, passwords: tuple[str, ...] = ()) -> None:
     """OUT/review.html: the run's failures, its least confident pages in full, every document."""
     docs = {doc.doc_id: doc for doc in store.documents()}
     failures: list[tuple[str, int | None, str, str, str]] = []
@@ -85,12 +86,12 @@ def write_run_review(store: JobStore, out_dir: Path) -> None:
     images: dict[tuple[str, int], PageImage] = {}
     for doc_id in {item[4] for item in worst}:
         chosen = [item[2] for item in worst if item[4] == doc_id]
-        for number, image in page_images(docs[doc_id], chosen).items():
+        for number, image in page_images(docs[doc_id], chosen, passwords).items():
             images[(chosen[0].source, number)] = image
     write_atomic(path, run_review(_summary(store, links, failures), failures, shown, images, links, stamp))
 
 
-def page_images(doc: DocumentRecord, pages: list[PageResult]) -> dict[int, PageImage]:
+def page_images(doc: DocumentRecord, pages: list[PageResult], passwords: tuple[str, ...] = ()) -> dict[int, PageImage]:
     """Each drawable page's picture, rendered again from the input (or why it cannot be)."""
     wanted = [p for p in pages if p.status == "ok" and p.width > 0 and p.height > 0]
     if not wanted:
@@ -98,7 +99,7 @@ def page_images(doc: DocumentRecord, pages: list[PageResult]) -> dict[int, PageI
     problem = _input_problem(doc)
     if problem is None:
         try:
-            source = open_source(Path(doc.path))
+            source = open_source(Path(doc.path), passwords)
         except SourceError as exc:
             problem = f"no picture: the input cannot be opened now ({exc.message})"
     if problem is not None:

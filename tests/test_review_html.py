@@ -216,3 +216,16 @@ def test_html_is_a_known_format_for_run_and_export(tmp_path):
     proc = run_cli("run", str(tmp_path / "x.png"), "-o", str(out), "--engine", FAKE_ENGINE, "--formats", "html", "-q")
     assert proc.returncode == 0, proc.stderr
     assert (out / "x.html").is_file() and (out / "review.html").is_file() and not (out / "x.md").exists()
+
+
+def test_encrypted_inputs_get_their_picture_during_the_run_but_not_on_export(eval_dir, tmp_path):
+    out = tmp_path / "out"
+    pdf = eval_dir / "edge" / "r6-user-password.pdf"
+    proc = run_cli("run", str(pdf), "-o", str(out), "--formats", "html", "--engine", "textlayer",
+                   "--password", "asdfzxcv", "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert "data:image/jpeg;base64," in (out / "r6-user-password.html").read_text()
+    (out / "r6-user-password.html").unlink()
+    assert run_cli("export", str(out), "--format", "html").returncode == 0
+    html = (out / "r6-user-password.html").read_text()
+    assert "<img" not in html and "no picture: the input cannot be opened now" in html and "password" in html
