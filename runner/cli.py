@@ -174,7 +174,7 @@ def _register_subcommands() -> None:
         from runner.cli_eval import eval_command
     except ImportError:
         return
-    app.command(name="eval")(eval_command)
+    app.command(name="eval")(guard_internal_errors(eval_command))
 
 
 def _open_store(out: Path) -> JobStore:

@@ -229,3 +229,25 @@ def test_encrypted_inputs_get_their_picture_during_the_run_but_not_on_export(eva
     assert run_cli("export", str(out), "--format", "html").returncode == 0
     html = (out / "r6-user-password.html").read_text()
     assert "<img" not in html and "no picture: the input cannot be opened now" in html and "password" in html
+
+
+@needs_chromium
+def test_hover_and_click_show_a_lines_text_and_confidence(reviewed, tmp_path):
+    """The page's own script, driven by synthetic events appended to a copy of the page."""
+    _, _, out, records = reviewed
+    probe = """<script>
+    document.querySelector('polygon').dispatchEvent(new MouseEvent('click', {bubbles: true}));
+    document.querySelector('li.ln').dispatchEvent(new MouseEvent('mouseover', {bubbles: true}));
+    document.body.setAttribute('data-hot', document.querySelectorAll('.hot').length);
+    document.body.setAttribute('data-hot-kinds', Array.from(document.querySelectorAll('.hot'))
+        .map(function (n) { return n.tagName.toLowerCase(); }).sort().join(','));
+    </script></body>"""
+    page = tmp_path / "probe.html"
+    page.write_text((out / "phototest.html").read_text(encoding="utf-8").replace("</body>", probe),
+                    encoding="utf-8")
+    dom = dump_dom(tmp_path, page)
+    first = records["phototest.tif"]["blocks"][0]["lines"][0]
+    inspector = re.search(r'<div id="inspector"( hidden="")?>([^<]*)</div>', dom)
+    assert inspector and inspector.group(1) is None  # shown
+    assert inspector.group(2) == f"{first['text']}\nconfidence {100 * first['conf']:.1f} %"
+    assert 'data-hot="2"' in dom and 'data-hot-kinds="li,polygon"' in dom  # the line and its box
