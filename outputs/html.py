@@ -17,6 +17,7 @@ from typing import Iterable, Iterator, Sequence
 from outputs.model import Line, PageResult
 
 FINGERPRINT_META = "pagerunner-review"  # <meta name=...>: skip rewriting an unchanged review page
+SHOW_WIDTH, SHOW_HEIGHT = 900, 4000  # px: a page is shown at most this wide and this tall
 DOUBTFUL = 0.8  # lines under this confidence are marked in the text column
 
 
@@ -46,6 +47,10 @@ def page_confidence(page: PageResult) -> float | None:
         weighted += line.conf * size
         total += size
     return weighted / total if total else None
+
+
+def display_scale(width: int, height: int) -> float:
+    return min(1.0, SHOW_WIDTH / width, SHOW_HEIGHT / height)
 
 
 def fingerprint(*parts: object) -> str:
@@ -121,7 +126,7 @@ def page_section(page: PageResult, image: PageImage | None, anchor: str | None, 
 
 def _sheet(page: PageResult, image: PageImage | None, prefix: str) -> str:
     width, height = page.width, page.height
-    shown = min(1.0, 900.0 / width)
+    shown = display_scale(width, height)
     style = f"width:{width * shown:.0f}px;height:{height * shown:.0f}px"
     picture = (f"<img alt=\"page image\" src=\"{image.data_uri}\">" if image is not None and image.data_uri
                else "<div class=\"noimage\">no image</div>")

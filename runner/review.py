@@ -1,7 +1,8 @@
 """`--formats html`: write the review pages (outputs/html.py) from the store.
 
 The store keeps text and boxes, not pixels, so each page's picture is rendered again from the
-input when its review page is written, downscaled to REVIEW_WIDTH and embedded as a JPEG data URI.
+input when its review page is written, downscaled to at most 900 x 4000 px and embedded as a JPEG
+data URI.
 When the input is gone (or has changed size) the page is drawn without its picture: the boxes and
 the text are still there, with a note saying why. A review page whose results have not changed is
 not rewritten (its <meta> fingerprint says so), so a picture once embedded survives the input.
@@ -22,12 +23,11 @@ from PIL import Image
 from jobs.sources import RenderOptions, SourceError, open_source
 from jobs.store import DocumentRecord, JobStore
 from outputs.files import write_atomic
-from outputs.html import (FINGERPRINT_META, DocumentLink, PageImage, document_review, fingerprint,
-                          page_confidence, run_review)
+from outputs.html import (FINGERPRINT_META, DocumentLink, PageImage, display_scale, document_review,
+                          fingerprint, page_confidence, run_review)
 from outputs.model import PageResult
 from outputs.paths import output_path
 
-REVIEW_WIDTH = 900  # px: pictures are shown at most this wide
 JPEG_QUALITY = 60
 RUN_REVIEW_FILE = "review.html"
 DOUBTFUL_PAGES = 25  # the run page shows this many of the least confident pages in full
@@ -111,20 +111,22 @@ def page_images(doc: DocumentRecord, pages: list[PageResult], passwords: tuple[s
 
 
 def _picture(source, page: PageResult, doc: DocumentRecord) -> PageImage:
-    scale = min(1.0, REVIEW_WIDTH / page.width)
+    scale = display_scale(page.width, page.height)
     size = (max(1, round(page.width * scale)), max(1, round(page.height * scale)))
     dpi = float(page.dpi or doc.options.get("dpi") or 200.0) * scale
     try:
         rendered = source.render(page.page, RenderOptions(dpi=max(dpi, 1.0),
                                                           max_pixels=max(100_000, 2 * size[0] * size[1])))
+        if rendered.image is None:
+            return PageImage(None, "no picture")
+        upright = rendered.image.rotate(-page.rotation, expand=True) if page.rotation % 360 else rendered.image
+        picture = upright.resize(size, Image.Resampling.LANCZOS)
+        buffer = io.BytesIO()
+        picture.convert("RGB").save(buffer, "JPEG", quality=JPEG_QUALITY, optimize=True)
     except SourceError as exc:
         return PageImage(None, f"no picture: {exc.message}")
-    if rendered.image is None:
-        return PageImage(None, "no picture")
-    upright = rendered.image.rotate(-page.rotation, expand=True) if page.rotation % 360 else rendered.image
-    picture = upright.resize(size, Image.Resampling.LANCZOS)
-    buffer = io.BytesIO()
-    picture.convert("RGB").save(buffer, "JPEG", quality=JPEG_QUALITY, optimize=True)
+    except (OSError, ValueError, MemoryError) as exc:  # a review picture is never worth failing the run for
+        return PageImage(None, f"no picture: {type(exc).__name__}: {exc}")
     return PageImage("data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode("ascii"))
 
 

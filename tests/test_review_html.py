@@ -251,3 +251,16 @@ def test_hover_and_click_show_a_lines_text_and_confidence(reviewed, tmp_path):
     assert inspector and inspector.group(1) is None  # shown
     assert inspector.group(2) == f"{first['text']}\nconfidence {100 * first['conf']:.1f} %"
     assert 'data-hot="2"' in dom and 'data-hot-kinds="li,polygon"' in dom  # the line and its box
+
+
+def test_a_very_long_page_gets_a_bounded_picture(tmp_path):
+    from tests.test_geometry import pdf_with_mediabox
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    pdf_with_mediabox(inputs / "scroll.pdf", (0, 0, 595, 200_000))  # 345 x 116,000 px at the pixel cap
+    out = tmp_path / "out"
+    proc = run_cli("run", str(inputs), "-o", str(out), "--engine", FAKE_ENGINE, "--formats", "jsonl,html", "-q")
+    assert proc.returncode == 0, proc.stderr
+    html = (out / "scroll.html").read_text()
+    height = int(re.search(r'class="sheet" style="width:\d+px;height:(\d+)px"', html).group(1))
+    assert height <= 4000 and "data:image/jpeg;base64," in html
