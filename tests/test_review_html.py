@@ -264,3 +264,36 @@ def test_a_very_long_page_gets_a_bounded_picture(tmp_path):
     html = (out / "scroll.html").read_text()
     height = int(re.search(r'class="sheet" style="width:\d+px;height:(\d+)px"', html).group(1))
     assert height <= 4000 and "data:image/jpeg;base64," in html
+
+
+def test_run_page_orders_pages_by_confidence_and_keeps_the_worst(tmp_path, monkeypatch):
+    """write_run_review on a store made by hand: failures first, then the N least confident OCR'd pages."""
+    from jobs.store import DocumentRecord, JobStore
+    from outputs.model import Block, ErrorCode, Line, PageError, PageResult
+    from runner import review
+
+    monkeypatch.setattr(review, "DOUBTFUL_PAGES", 3)
+    store = JobStore(tmp_path / "out")
+    run_id = store.start_run(1, {})
+    confs = {("a.png", 1): 0.91, ("b.pdf", 1): 0.55, ("b.pdf", 2): 0.99, ("b.pdf", 3): 0.72, ("c.png", 1): 0.88}
+    for name in ("a.png", "b.pdf", "c.png"):
+        pages = sorted(page for source, page in confs if source == name)
+        doc = store.register_document(DocumentRecord(
+            name * 8, name, 10, str(tmp_path / "gone" / name), name, name.split(".")[0], None, None, "new",
+            None, None, {"dpi": 200}))
+        store.set_pages(doc.doc_id, "pdf", len(pages) + 1, [*pages, len(pages) + 1])
+        for page in pages:
+            line = Line(f"{name} p{page}", confs[(name, page)], [[10, 10], [90, 10], [90, 30], [10, 30]])
+            result = PageResult.from_blocks([Block([line])], width=100, height=50, engine="x")
+            result.source, result.doc_id, result.page = name, doc.doc_id, page
+            store.commit_page(result, run_id)
+        store.commit_page(PageResult.failed(source=name, doc_id=doc.doc_id, page=len(pages) + 1, engine="x",
+                                            error=PageError(ErrorCode.ENGINE_FAILED, f"{name} broke")), run_id)
+    review.write_run_review(store, tmp_path / "out")
+    store.close()
+    html = (tmp_path / "out" / "review.html").read_text(encoding="utf-8")
+    failures, doubtful = html.index("<h2>Failures"), html.index("least confident")
+    assert failures < doubtful and all(f"{n} broke" in html[failures:doubtful] for n in ("a.png", "b.pdf", "c.png"))
+    shown = re.findall(r'<h3><a href="([^"]+)">', html[doubtful:html.index("<h2>Documents")])
+    assert shown == ["b.html#p1", "b.html#p3", "c.html#p1"]  # 0.55, 0.72, 0.88; not 0.91 nor 0.99
+    assert html.count("no picture: the input is no longer at") == 3 and "<img" not in html
