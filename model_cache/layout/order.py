@@ -21,11 +21,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from model_cache.ppocr.layout_geometry import (Item, LayoutParams, free_bands, interior, join_row,
-                                               make_item, median_height, page_skew, rows_of)
-from model_cache.ppocr.margin_notes import note_groups, split_margin_notes, weave_notes
-from model_cache.ppocr.leaders import LEADER_TEXT
-from outputs.model import Block, Line
+from model_cache.layout.geometry import (Group, Item, LayoutParams, free_bands, interior, join_row,
+                                         median_height, rows_of)
 
 
 @dataclass
@@ -111,11 +108,11 @@ def _beside(a: Item, b: Item, params: LayoutParams) -> bool:
     return overlap >= params.pair_overlap * min(a.y1 - a.y0, b.y1 - b.y0)
 
 
-def ordered_blocks(items: list[Item], params: LayoutParams, h: float) -> list[Block]:
+def ordered_blocks(items: list[Item], params: LayoutParams, h: float) -> list[Group]:
     """Blocks in reading order: regions top to bottom, columns left to right."""
     if not items:
         return []
-    blocks: list[Block] = []
+    blocks: list[Group] = []
     for region in merged_regions(items, params.gutter * h, h):
         split = _column_split(region, params)
         if split is None:
@@ -141,7 +138,7 @@ def _row_box(row: list[Item]) -> tuple[float, float, float, float, float]:
             max(i.y1 for i in row), float(np.median([i.h for i in row])))
 
 
-def leaf_blocks(items: list[Item], params: LayoutParams) -> list[Block]:
+def leaf_blocks(items: list[Item], params: LayoutParams) -> list[Group]:
     rows = [join_row(row, params) for row in rows_of(items, params)]
     left_edge = min(i.x0 for i in items)
     right_edge = max(i.x1 for i in items)
@@ -167,9 +164,9 @@ def _starts_block(rows: list[list[Item]], k: int, left_edge: float, right_edge: 
         return True
     if right_edge - px1 > _first_word_width(rows[k]) + params.short_line * unit * 0.25:
         return True  # the next line's first word would have fitted: the paragraph ended
-    if _is_bullet(rows[k][0].line.text):
+    if rows[k][0].line.bullet:
         return True
-    if _is_bullet(_block_start(rows, k, params).line.text):
+    if _block_start(rows, k, params).line.bullet:
         return False  # hanging indent of a list item
     indented = x0 - left_edge > params.indent * unit and px0 - left_edge <= params.indent * unit
     nxt = _row_box(rows[k + 1]) if k + 1 < len(rows) else None
@@ -177,18 +174,10 @@ def _starts_block(rows: list[list[Item]], k: int, left_edge: float, right_edge: 
     return indented and back_to_margin
 
 
-BULLETS = "•●▪◦‣■□➢►✓-–*·"
-
-
-def _is_bullet(text: str) -> bool:
-    text = text.lstrip()
-    return len(text) > 1 and text[0] in BULLETS and (text[1] == " " or text[0] not in "-–*·")
-
-
 def _block_start(rows: list[list[Item]], k: int, params: LayoutParams) -> Item:
     """The first item of the block row k-1 belongs to (walk up while rows touch)."""
     j = k - 1
-    while j > 0 and not _is_bullet(rows[j][0].line.text):
+    while j > 0 and not rows[j][0].line.bullet:
         above, here = _row_box(rows[j - 1]), _row_box(rows[j])
         if here[1] - above[3] > params.para_gap * max(above[4], here[4]):
             break
@@ -208,45 +197,11 @@ def _first_word_width(row: list[Item]) -> float:
     return n * char_w
 
 
-def _to_block(rows: list[list[Item]]) -> Block:
-    lines = [it.line for row in rows for it in row]
+def _to_block(rows: list[list[Item]]) -> Group:
+    items = [it for row in rows for it in row]
     table = sum(1 for row in rows if len(row) > 1) >= 2
     # A table of contents: its rows are "Title ... 29" once the leaders joined them; like a
     # table, its rows must stay rows (Markdown would otherwise run them into one paragraph).
-    leader_rows = sum(1 for row in rows if any(LEADER_TEXT in it.line.text.split() for it in row))
+    leader_rows = sum(1 for row in rows if any(it.leaders for it in row))
     toc = len(rows) >= 2 and 2 * leader_rows >= len(rows)
-    return Block(lines=lines, kind="table" if table or toc else "text")
-
-
-def build_blocks(lines: list[Line], page_height: int, params: LayoutParams | None = None) -> list[Block]:
-    """Group recognised lines into paragraph-sized blocks in reading order."""
-    params = params or LayoutParams()
-    kept = [line for line in lines if line.text.strip()]
-    skew = page_skew(kept)
-    items = [make_item(line, skew) for line in kept]
-    if not items:
-        return []
-    h = median_height(items)
-    notes, body = split_margin_notes(items, params, h, page_height)
-    blocks = ordered_blocks(body, params, h)
-    if notes:
-        blocks = weave_notes(blocks, note_groups(notes, params, h), params, h, skew)
-    _mark_margins(blocks, page_height, h, params)
-    return blocks
-
-
-def _mark_margins(blocks: list[Block], page_height: int, h: float, params: LayoutParams) -> None:
-    """A lone single-line block, no taller than body text, in the top/bottom band of the page
-    is a running head/foot (a big title up there is not)."""
-    if len(blocks) < 3:
-        return
-    band = params.margin_band * page_height
-    first, last = blocks[0], blocks[-1]
-    if _lone_small(first, h) and max(p[1] for p in first.lines[0].box) < band:
-        first.kind = "header"
-    if _lone_small(last, h) and min(p[1] for p in last.lines[0].box) > page_height - band:
-        last.kind = "footer"
-
-
-def _lone_small(block: Block, h: float) -> bool:
-    return len(block.lines) == 1 and make_item(block.lines[0]).h <= 1.15 * h
+    return Group(items, "table", rows) if table or toc else Group(items)
