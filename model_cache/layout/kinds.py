@@ -13,7 +13,7 @@ from model_cache.layout.geometry import Group, Item, LayoutParams
 from outputs.model import BLOCK_KINDS as KINDS
 _CAPTION = re.compile(r"^\s*(figure|fig\.|table|tab\.|listing|algorithm|exhibit|图|表)\s*[\dA-Z一二三四五六七八九十]",
                       re.IGNORECASE)
-_FOOTNOTE_MARK = re.compile(r"^\s*([\d]{1,2}|[*†‡§¶]|[a-z])(\s|[^\w\s])")
+_FOOTNOTE_MARK = re.compile(r"^\s*(\d{1,2}|[*†‡§¶])(\s|[^\w\s])|^\s*[①-⑳]")
 
 
 def assign_kinds(groups: list[Group], page_height: float, h: float, params: LayoutParams) -> None:
@@ -29,8 +29,8 @@ def assign_kinds(groups: list[Group], page_height: float, h: float, params: Layo
             group.kind = "caption"
         elif _is_title(group, body_h, params):
             group.kind = "title"
-    _mark_footnotes(groups, page_height, body_h)
     _mark_margins(groups, page_height, h, params)
+    _mark_footnotes(groups, page_height, body_h)
 
 
 def _size(it: Item) -> float:
@@ -63,7 +63,8 @@ def _mark_footnotes(groups: list[Group], page_height: float, body_h: float) -> N
     """Blocks set smaller than the body, in the page's lower part, after the last block of body
     size, the first led by a note mark ('1', '*', '†')."""
     last_body = max((k for k, g in enumerate(groups)
-                     if g.kind in ("text", "list") and _group_size(g) >= 0.95 * body_h), default=-1)
+                     if g.kind in ("text", "list", "title") and _group_size(g) >= 0.95 * body_h),
+                    default=-1)
     started = False
     for group in groups[last_body + 1:]:
         if group.kind not in ("text", "list"):
@@ -81,7 +82,7 @@ def _group_size(group: Group) -> float:
 def _mark_margins(groups: list[Group], page_height: float, h: float, params: LayoutParams) -> None:
     """A lone single-line block, no taller than body text, in the top/bottom band of the page
     is a running head/foot (a big title up there is not)."""
-    if len(groups) < 3:
+    if len(groups) < 2:
         return
     band = params.running_band * page_height
     first, last = groups[0], groups[-1]

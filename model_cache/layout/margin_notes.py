@@ -37,7 +37,9 @@ def _is_note_column(notes: list[Item], body: list[Item], params: LayoutParams, h
     rows = [join_row(row, params) for row in rows_of(body, params)]
     beside = [row for row in rows if any(same_row(n, it, params) for n in notes for it in row)]
     cells = sum(1 for row in beside if len(row) > 1)
-    return (len(notes) <= params.note_share * len(body)
+    # sparse: fewer lines than the body has rows (a narrow column of a three-column page has as
+    # many lines as its neighbour has rows); beside some body (a slide's text box is not a note)
+    return (bool(beside) and len(notes) <= params.note_share * len(rows)
             and cells <= 0.5 * len(beside)  # a column beside table rows is a table column
             and float(np.median([it.x1 - it.x0 for it in notes])) >= params.note_label * h)
 

@@ -14,6 +14,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from model_cache.layout.geometry import (Group, Item, LayoutParams, make_item, median_height, page_skew,
                                          rows_of, join_row)
 from model_cache.layout.kinds import assign_kinds
@@ -29,7 +31,30 @@ Rect = tuple[float, float, float, float]  # x0, y0, x1, y1 in pixels
 def layout_page(lines: list[LayoutLine], width: float, height: float, *, figures: list[Rect] = (),
                 keep_order: bool = False, params: LayoutParams | None = None) -> list[Block]:
     params = params or LayoutParams()
-    indexed = [(i, line) for i, line in enumerate(lines) if line.text.strip() or line.bullet]
+    if is_vertical(lines):
+        # Columns of vertical text read top to bottom, right to left: turned a quarter, they are
+        # rows read left to right, top to bottom; the blocks keep the lines as they came.
+        turned = [replace(line, box=_quarter_turn(line.box, width)) for line in lines]
+        figures = [(y0, width - x1, y1, width - x0) for x0, y0, x1, y1 in figures]
+        groups = _groups(turned, height, width, figures, params)
+        return [Block([lines[i].to_line() for it in g.items for i in it.ids], g.kind) for g in groups]
+    groups = _groups(lines, width, height, figures, params)
+    if keep_order and reads_right([make_item(line) for line in lines if _has_text(line)], _height(lines)):
+        return _in_given_order(groups, lines)
+    return [_block(g) for g in groups]
+
+
+def _has_text(line: LayoutLine) -> bool:
+    return bool(line.text.strip() or line.bullet)
+
+
+def _height(lines: list[LayoutLine]) -> float:
+    return median_height([make_item(line) for line in lines if _has_text(line)])
+
+
+def _groups(lines: list[LayoutLine], width: float, height: float, figures: list[Rect],
+            params: LayoutParams) -> list[Group]:
+    indexed = [(i, line) for i, line in enumerate(lines) if _has_text(line)]
     skew = page_skew([line for _, line in indexed])
     items = [make_item(line, skew, (i,)) for i, line in indexed]
     if not items:
@@ -42,9 +67,31 @@ def layout_page(lines: list[LayoutLine], width: float, height: float, *, figures
         groups = weave_notes(groups, note_groups(notes, params, h), params, h)
     groups = _place_figures(groups, figure_groups)
     assign_kinds(groups, height, h, params)
-    if keep_order and reads_right([make_item(line, skew) for _, line in indexed], h):
-        return _in_given_order(groups, lines)
-    return [_block(g) for g in groups]
+    return groups
+
+
+def is_vertical(lines: list[LayoutLine], share: float = 0.6) -> bool:
+    """Most lines of several characters set vertically (boxes much taller than wide)."""
+    long = [line for line in lines if len(line.text.strip()) >= 3]
+    if len(long) < 2:
+        return False
+    tall = sum(1 for line in long if _box_height(line.box) > 2 * _box_width(line.box))
+    return tall >= share * len(long)
+
+
+def _box_width(box) -> float:
+    return max(p[0] for p in box) - min(p[0] for p in box)
+
+
+def _box_height(box) -> float:
+    return max(p[1] for p in box) - min(p[1] for p in box)
+
+
+def _quarter_turn(box, width: float):
+    """(x, y) -> (y, width - x): the rightmost column becomes the top row; corners re-listed
+    clockwise from the new top-left."""
+    turned = [[y, width - x] for x, y in box]
+    return turned[1:] + turned[:1]
 
 
 def _block(group: Group) -> Block:
@@ -84,7 +131,7 @@ def reads_right(items: list[Item], h: float, share: float = 0.05) -> bool:
     backward = 0
     for a, b in zip(items, items[1:]):
         overlap = min(a.x1, b.x1) - max(a.x0, b.x0)
-        if overlap > 0.5 * min(a.x1 - a.x0, b.x1 - b.x0) and b.y1 < a.y0 - 0.5 * h:
+        if overlap > 0.5 * min(a.x1 - a.x0, b.x1 - b.x0) and b.y0 < a.y0 - 0.5 * h:
             backward += 1
     return backward <= max(1, share * len(items))
 
