@@ -130,3 +130,23 @@ def test_a_text_layer_drawn_out_of_order_gets_the_stages_order():
     lines = [line(f"p{k} " + "w " * 50, 150, 300 + 40 * k, 1500, origin="textlayer") for k in range(6)]
     blocks = layout_page(list(reversed(lines)), W, H, keep_order=True)
     assert firsts(blocks) == [f"p{k}" for k in range(6)]
+
+
+def test_pre_layout_lines_are_kept_and_replayed(tmp_path, monkeypatch):
+    import numpy as np
+
+    from model_cache.layout.replay import ENV, PageLines, cached
+    rgb = np.zeros((4, 5, 3), dtype=np.uint8)
+    page = PageLines([line("kept", 1, 2, 3, bullet="•", leader=True)], 5, 4, 90)
+    calls = []
+
+    def read() -> PageLines:
+        calls.append(1)
+        return page
+
+    assert cached(rgb, "s", read) is page  # unset: nothing stored
+    monkeypatch.setenv(ENV, str(tmp_path))
+    first, again = cached(rgb, "s", read), cached(rgb, "s", read)
+    assert len(calls) == 2 and again == first == page
+    cached(rgb, "other settings", read)
+    assert len(calls) == 3 and len(list(tmp_path.glob("*.json"))) == 2

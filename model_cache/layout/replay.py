@@ -1,9 +1,10 @@
 """Pre-layout lines kept on disk, so a change of layout rules is measured without a new OCR pass.
 
-With PAGERUNNER_LAYOUT_LINES=<folder> set, an engine that supports it (ppocr) stores what it
-hands the layout stage for each page image (annotated lines, page size, rotation, figure
-regions) under a key made of the image's pixels and the engine's settings; the next time it
-sees the same pixels with the same settings it reads them back and runs only the layout stage.
+With PAGERUNNER_LAYOUT_LINES=<folder> set, an engine that supports it (ppocr) stores the lines
+it recognised on each page image (with the upright page's size and rotation) under a key made of
+the image's pixels and the engine's settings; the next time it sees the same pixels with the
+same settings it reads them back and runs only the cheap annotators (bullets, leaders, figures)
+and the layout stage.
 Any benchmark or `pagerunner eval` run then replays in a fraction of the time. A development
 tool: unset, nothing is read or written.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -23,17 +24,15 @@ from model_cache.layout.lines import LayoutLine
 from outputs.model import Word
 
 ENV = "PAGERUNNER_LAYOUT_LINES"
-Rect = tuple[float, float, float, float]
 
 
 @dataclass
 class PageLines:
-    """Everything the layout stage is given for one page."""
+    """A page's recognised lines, before the annotators and the layout stage."""
     lines: list[LayoutLine]
     width: int
     height: int
     rotation: int = 0
-    figures: list[Rect] = field(default_factory=list)
 
 
 def page_key(rgb: np.ndarray, settings: str) -> str:
@@ -63,5 +62,4 @@ def _decode(data: dict) -> PageLines:
     for ld in data["lines"]:
         words = [Word(**w) for w in ld["words"]] if ld.get("words") is not None else None
         lines.append(LayoutLine(**{**ld, "words": words}))
-    return PageLines(lines, int(data["width"]), int(data["height"]), int(data.get("rotation", 0)),
-                     [tuple(r) for r in data.get("figures", [])])
+    return PageLines(lines, int(data["width"]), int(data["height"]), int(data.get("rotation", 0)))

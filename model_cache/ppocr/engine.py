@@ -1,6 +1,6 @@
 """The `ppocr` engine: PP-OCRv5 mobile (DB detection, PP-LCNet orientation, CTC
-recognition) on ncnn, with page orientation; bullets and dot leaders found in the pixels are
-handed to the shared layout stage (model_cache/layout) as typed annotations.
+recognition) on ncnn, with page orientation; bullets, dot leaders and figures found in the
+pixels are handed to the shared layout stage (model_cache/layout) as typed annotations.
 
 Settings through EngineOptions.extra (all optional):
   det_limit_side (1600), det_thresh (0.3), det_box_thresh (0.6), det_unclip_ratio (1.5),
@@ -23,6 +23,7 @@ from model_cache.layout import from_line, layout_page
 from model_cache.layout.replay import PageLines, cached
 from model_cache.ppocr.bullets import with_bullets
 from model_cache.ppocr.detection import DetParams, TextBox, detect
+from model_cache.ppocr.figures import figure_regions
 from model_cache.ppocr.leaders import with_leaders
 from model_cache.ppocr.orientation import (OrientParams, rotate_boxes, rotate_image,
                                            upside_down, vertical_share)
@@ -108,14 +109,19 @@ class PPOCREngine:
         rgb = to_rgb(image)
         page = cached(rgb, repr(self.params), lambda: self._page_lines(rgb, timings))
         mark = time.perf_counter()
-        blocks = layout_page(page.lines, page.width, page.height, figures=page.figures)
+        upright = rotate_image(rgb, page.rotation)
+        lines = with_leaders(upright, with_bullets(upright, page.lines))
+        figures = figure_regions(upright, lines)
+        timings["annotate"] = time.perf_counter() - mark
+        mark = time.perf_counter()
+        blocks = layout_page(lines, page.width, page.height, figures=figures)
         timings["layout"] = time.perf_counter() - mark
         timings["total"] = time.perf_counter() - start
         return PageResult.from_blocks(blocks, width=page.width, height=page.height,
                                       engine=self.name, rotation=page.rotation, timings=timings)
 
     def _page_lines(self, rgb: np.ndarray, timings: dict[str, float]) -> PageLines:
-        """What the layout stage is given: the recognised lines with their annotations."""
+        """The recognised lines of the upright page (what PAGERUNNER_LAYOUT_LINES keeps)."""
         start = time.perf_counter()
         boxes = detect(self.det, rgb, self.params.det)
         self.det.release()  # the detector's buffers are the biggest: free them before rec
@@ -124,12 +130,9 @@ class PPOCREngine:
         mark = time.perf_counter()
         lines = self._recognize(rgb, boxes)
         timings["recognize"] = time.perf_counter() - mark
-        mark = time.perf_counter()
-        annotated = with_leaders(rgb, with_bullets(rgb, [from_line(line) for line in lines]))
-        timings["annotate"] = time.perf_counter() - mark
         self.rec.release()
         self.cls.release()
-        return PageLines(annotated, rgb.shape[1], rgb.shape[0], rotation)
+        return PageLines([from_line(line) for line in lines], rgb.shape[1], rgb.shape[0], rotation)
 
     def _orient(self, rgb: np.ndarray, boxes: list[TextBox],
                 timings: dict[str, float]) -> tuple[np.ndarray, list[TextBox], int]:
