@@ -26,6 +26,7 @@ class FigureParams:
     max_ink: float = 0.7  # ...but not this much (a shaded box behind text)
     max_page: float = 0.6  # a region over this share of the page is a page frame, not a figure
     join: float = 1.0  # ink closer than this (line heights) is one region
+    stroke: float = 2.0  # a drawing has a connected stroke this wide and high (line heights)
 
 
 def figure_regions(rgb: np.ndarray, lines: list[LayoutLine],
@@ -48,7 +49,8 @@ def figure_regions(rgb: np.ndarray, lines: list[LayoutLine],
     ink[text == 1] = 0
     k = max(1, int(round(params.join * h)))
     grown = cv2.dilate(ink, np.ones((k, k), np.uint8))
-    count, _, stats, _ = cv2.connectedComponentsWithStats(grown, connectivity=8)
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(grown, connectivity=8)
+    strokes = _stroke_regions(ink, labels, params.stroke * h)
     page = ink.shape[0] * ink.shape[1]
     regions = []
     for i in range(1, count):
@@ -56,6 +58,8 @@ def figure_regions(rgb: np.ndarray, lines: list[LayoutLine],
                                                   cv2.CC_STAT_WIDTH, cv2.CC_STAT_HEIGHT))
         if w < params.min_size * h or hh < params.min_size * h or w * hh > params.max_page * page:
             continue
+        if i not in strokes:
+            continue  # only specks, dots and short marks: dot leaders, noise, stray symbols
         window = (slice(y + hh // 8, y + hh - hh // 8), slice(x + w // 8, x + w - w // 8))
         free = text[window] == 0  # the share is of what is not text
         share = float(ink[window][free].mean()) if free.any() else 0.0
@@ -64,6 +68,18 @@ def figure_regions(rgb: np.ndarray, lines: list[LayoutLine],
             regions.append((float((x - m) * s), float((y - m) * s), float((x + w + m) * s),
                             float((y + hh + m) * s)))
     return regions
+
+
+def _stroke_regions(ink: np.ndarray, labels: np.ndarray, size: float) -> set[int]:
+    """Labels of the grown regions that hold one connected stroke at least `size` wide and
+    high (an axis pair, a box, a curve, a photo), as drawings do and rows of dots do not."""
+    count, parts, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    big = np.flatnonzero((stats[1:, cv2.CC_STAT_WIDTH] >= size) & (stats[1:, cv2.CC_STAT_HEIGHT] >= size)) + 1
+    out = set()
+    for j in big:
+        ys, xs = np.nonzero(parts == j)
+        out.add(int(labels[ys[0], xs[0]]))
+    return out
 
 
 def _bounds(line: LayoutLine) -> tuple[float, float, float, float]:
