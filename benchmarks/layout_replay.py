@@ -9,7 +9,8 @@
 set the engine's pre-layout lines are kept there, so a rerun after a change of layout rules
 replays only the layout stage. `--lines textlayer` feeds the stage the page's own text-layer
 lines (perfect characters, the PDF's line boxes) and asks for geometric order: a fast proxy
-whose whole error is reading order. Scoring is the issue's: NFKC, whitespace removed, CER
+whose whole error is reading order; `--lines segments` cuts the page's characters into
+detector-like segments first (PDFium's own lines may span two columns). Scoring is the issue's: NFKC, whitespace removed, CER
 against the page's text layer, bag-of-characters F1; per category the mean and median page CER,
 mean bag-F1 and the order criterion mean CER <= 1.5 x (1 - mean bag-F1).
 """
@@ -39,9 +40,17 @@ class PageScore:
     f1: float
 
 
-def page_records(corpus: Path, half: str) -> list[dict]:
-    records = [json.loads(line) for line in (corpus / "pages.jsonl").read_text(encoding="utf-8").splitlines()
-               if line.strip()]
+def page_records(corpus: Path, half: str, manifest: Path | None) -> list[dict]:
+    """The half's pages from the built corpus (pages.jsonl), or from the manifest alone (enough
+    for `--lines textlayer`: the PDFs are extracted before the pages are rendered)."""
+    if manifest is not None:
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+        docs = {d["id"]: d for d in data["documents"]}
+        records = [{**p, "package": docs[p["doc"]]["package"], "pdf": docs[p["doc"]]["path"]}
+                   for p in data["pages"]]
+    else:
+        records = [json.loads(line) for line in (corpus / "pages.jsonl").read_text(encoding="utf-8").splitlines()
+                   if line.strip()]
     return [r for r in records if r["half"] == half]
 
 
@@ -64,8 +73,9 @@ def ocr_text(engine, corpus: Path, record: dict, copy: str) -> str:
         return engine.ocr(image).text
 
 
-def textlayer_text(corpus: Path, record: dict) -> str:
-    """The stage's geometric order of the page's own text-layer lines."""
+def textlayer_texts(corpus: Path, record: dict) -> tuple[str, str]:
+    """(the text layer in content order, as the ground truth has it; the stage's geometric
+    order of the same lines)."""
     import pypdfium2 as pdfium
 
     from model_cache.layout import TEXT_LAYER, from_line, layout_page
@@ -79,7 +89,63 @@ def textlayer_text(corpus: Path, record: dict) -> str:
         pdf.close()
     sizes = layer.font_sizes or [None] * len(layer.lines)
     lines = [from_line(line, TEXT_LAYER, size) for line, size in zip(layer.lines, sizes)]
-    return blocks_text(layout_page(lines, *layer.page_size))
+    reference = "\n".join(line.text for line in layer.lines)
+    return reference, blocks_text(layout_page(lines, *layer.page_size))
+
+
+def segment_texts(corpus: Path, record: dict) -> tuple[str, str]:
+    """(the page's characters in content order; the stage's order of them cut into segments as a
+    text detector boxes them: runs on one baseline without a gap wider than 0.8 character
+    heights). Closer to OCR lines than PDFium's text lines, which may span two columns or two
+    visual lines."""
+    from model_cache.layout import layout_page
+    from outputs.model import blocks_text
+
+    reference, lines, width, height = segment_lines(corpus, record)
+    return reference, blocks_text(layout_page(lines, width, height))
+
+
+def segment_lines(corpus: Path, record: dict):
+    import pypdfium2 as pdfium
+
+    from model_cache.layout import TEXT_LAYER, LayoutLine
+
+    pdf = pdfium.PdfDocument(str(corpus / "pdfs" / record["package"] / record["pdf"]))
+    try:
+        page = pdf[record["page"] - 1]
+        textpage = page.get_textpage()
+        scale, top = 200 / 72, page.get_size()[1]
+        chars = []
+        for i in range(textpage.count_chars()):
+            ch = textpage.get_text_range(i, 1)
+            if not ch.strip():
+                continue
+            left, bottom, right, up = textpage.get_charbox(i)
+            chars.append((ch, left * scale, (top - up) * scale, right * scale, (top - bottom) * scale))
+        width, height = (v * scale for v in page.get_size())
+    finally:
+        pdf.close()
+    reference = "".join(c[0] for c in chars)
+    segments: list[list[float]] = []  # [x0, y0, x1, y1] per segment, with its characters
+    texts: list[list[str]] = []
+    for ch, x0, y0, x1, y1 in chars:
+        if segments:
+            sx0, sy0, sx1, sy1 = segments[-1]
+            size = max(sy1 - sy0, y1 - y0, 1.0)
+            overlap = min(sy1, y1) - max(sy0, y0)
+            reach = 3.0 if ch in ".·" or texts[-1][-1] in ".·" else 0.8  # dot leaders run on
+            low = sy0 <= (y0 + y1) / 2 <= sy1 + 0.25 * size  # "," "." sit on or below the baseline
+            if (overlap >= 0.5 * min(sy1 - sy0, y1 - y0) or low) and -0.3 * size < x0 - sx1 < reach * size:
+                segments[-1] = [min(sx0, x0), min(sy0, y0), max(sx1, x1), max(sy1, y1)]
+                texts[-1].append(ch)
+                continue
+        segments.append([x0, y0, x1, y1])
+        texts.append([ch])
+    # a run of leader dots alone is no text line to a detector (pagerunner finds leaders in the
+    # pixels between two lines): left out, it costs every variant the same characters
+    lines = [LayoutLine("".join(text), 1.0, [[x0, y0], [x1, y0], [x1, y1], [x0, y1]], TEXT_LAYER)
+             for (x0, y0, x1, y1), text in zip(segments, texts) if set(text) - set(".·")]
+    return reference, lines, width, height
 
 
 def score(reference: str, hypothesis: str) -> tuple[float, float]:
@@ -105,12 +171,14 @@ def main() -> int:
     parser.add_argument("--corpus", type=Path, default=Path("/work/corpus"))
     parser.add_argument("--half", choices=("tune", "check"), required=True)
     parser.add_argument("--copy", choices=("born", "scan"), default="born")
-    parser.add_argument("--lines", choices=("ocr", "textlayer"), default="ocr")
+    parser.add_argument("--lines", choices=("ocr", "textlayer", "segments"), default="ocr")
     parser.add_argument("--limit", type=int, default=0, help="at most this many pages per category")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--manifest", type=Path, help="read the pages from this corpus manifest "
+                        "instead of pages.jsonl (textlayer lines only)")
     parser.add_argument("--verbose", action="store_true", help="print every page's score")
     args = parser.parse_args()
-    records = limited(page_records(args.corpus, args.half), args.limit)
+    records = limited(page_records(args.corpus, args.half, args.manifest), args.limit)
     engine = None
     if args.lines == "ocr":
         from model_cache.engine import EngineOptions
@@ -119,9 +187,13 @@ def main() -> int:
     scores = []
     start = time.perf_counter()
     for record in records:
-        reference = (args.corpus / record["gt"]).read_text(encoding="utf-8")
-        text = (ocr_text(engine, args.corpus, record, args.copy) if engine is not None
-                else textlayer_text(args.corpus, record))
+        if engine is not None:
+            reference = (args.corpus / record["gt"]).read_text(encoding="utf-8")
+            text = ocr_text(engine, args.corpus, record, args.copy)
+        elif args.lines == "segments":
+            reference, text = segment_texts(args.corpus, record)
+        else:
+            reference, text = textlayer_texts(args.corpus, record)
         page_cer, f1 = score(reference, text)
         scores.append(PageScore(record["id"], record["category"], page_cer, f1))
         if args.verbose:

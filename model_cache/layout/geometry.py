@@ -30,6 +30,9 @@ class LayoutParams:
     note_overrun: float = 0.5  # a note reaching this far below its paragraph is read before it
     pair_overlap: float = 0.25  # rows-not-columns: y-overlap for a short-side item to pair
     span_overlap: float = 0.4  # side-by-side rows overlapping this much are one (spanning) row
+    column_gutter: float = 0.12  # a gutter narrower than this share of both sides' widths...
+    column_rows: int = 4  # ...with this many rows on each side parts columns, rows aligned or not,
+    column_fill: float = 0.4  # ...when each side's lines are this wide for its width (text)
     title_size: float = 1.25  # a short block set this much larger than the body is a title
 
 

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from model_cache.layout.geometry import (Group, Item, LayoutParams, free_bands, interior, join_row,
-                                         median_height, rows_of)
+from model_cache.layout.geometry import (Group, Item, LayoutParams, extent, free_bands, interior,
+                                         join_row, median_height, rows_of)
 
 
 @dataclass
@@ -128,9 +128,42 @@ def _column_split(region: Region, params: LayoutParams) -> tuple[list[Item], lis
         cut = (lo + hi) / 2
         left = [it for it in region.items if it.x1 <= cut]
         right = [it for it in region.items if it.x0 >= cut]
-        if left and right and not is_row_structured(left, right, params):
+        if left and right and (_narrow_gutter(left, right, hi - lo, params)
+                               or not is_row_structured(left, right, params)):
             return left, right
     return None
+
+
+def _narrow_gutter(left: list[Item], right: list[Item], gutter: float, params: LayoutParams) -> bool:
+    """Columns of text are set close together for their width (a gutter of 1-2 em beside a
+    column of 20-40), table cells apart for theirs: a gutter this narrow for the columns on both
+    sides of it, each several rows deep and filled with text, parts columns even where their
+    rows line up (an index, a glossary in three columns). Text fills its column: one line per
+    row, lines a good part of the column's width, where table cells stand beside other cells."""
+    near = (_next_column(left, params, last=True), _next_column(right, params, last=False))
+    if min(len(rows_of(side, params)) for side in near) < params.column_rows:
+        return False
+    for side in near:
+        rows = [join_row(row, params) for row in rows_of(side, params)]
+        single = sum(1 for row in rows if len(row) == 1)
+        width = float(np.median([it.x1 - it.x0 for row in rows for it in row]))
+        if single < 0.8 * len(rows) or width < params.column_fill * extent(side):
+            return False
+    return gutter < params.column_gutter * min(extent(side) for side in near)
+
+
+def _next_column(items: list[Item], params: LayoutParams, last: bool) -> list[Item]:
+    """The items of the column nearest a gutter: the side's last (or first) column."""
+    h = median_height(items)
+    bands = interior(free_bands(items, min(i.x0 for i in items), max(i.x1 for i in items),
+                                params.gutter * h), items)
+    if not bands:
+        return items
+    if last:
+        edge = bands[-1][1]
+        return [it for it in items if it.x0 >= edge]
+    edge = bands[0][0]
+    return [it for it in items if it.x1 <= edge]
 
 
 def _row_box(row: list[Item]) -> tuple[float, float, float, float, float]:
