@@ -66,6 +66,9 @@ def merged_regions(items: list[Item], gutter: float, h: float) -> list[Region]:
     bands_of: list[list[tuple[float, float]]] = []
     for strip in horizontal_strips(items):
         bands = free_bands(strip, lo, hi, gutter)
+        if regions and _marks_only(strip, h):  # a detached superscript, accent or dot between
+            regions[-1].items = regions[-1].items + strip  # rows neither ends nor starts a region
+            continue
         if regions:
             region = regions[-1]
             common = intersect_bands(bands_of[-1], bands, gutter)
@@ -84,12 +87,28 @@ def merged_regions(items: list[Item], gutter: float, h: float) -> list[Region]:
     return regions
 
 
+def _is_mark(it: Item, h: float) -> bool:
+    """A detached superscript, subscript, accent or symbol: smaller than a line of text."""
+    return it.h < 0.7 * h and it.x1 - it.x0 < 2 * h
+
+
+def _marks_only(strip: list[Item], h: float) -> bool:
+    return all(_is_mark(it, h) for it in strip)
+
+
+def _words(items: list[Item], h: float) -> list[Item]:
+    kept = [it for it in items if not _is_mark(it, h)]
+    return kept or items
+
+
 def is_row_structured(left: list[Item], right: list[Item], params: LayoutParams) -> bool:
     """Do the two sides of a gutter pair up row by row with short items (TOC, table, form)?
     Pairing is loose (a partial y-overlap) so a two-level table header pairs as well. Items
     above or below everything on the other side (a closing brace under indented code, a page
     number over a two-column index) stand beside nothing and are left out; if nothing is left
     the sides are stacked, not columns."""
+    h = median_height(left + right)
+    left, right = _words(left, h), _words(right, h)  # detached marks say nothing of the layout
     short, other = (left, right) if len(left) <= len(right) else (right, left)
     top, bottom = min(it.y0 for it in other), max(it.y1 for it in other)
     short = [it for it in short if it.y1 > top and it.y0 < bottom]
