@@ -88,8 +88,9 @@ def merged_regions(items: list[Item], gutter: float, h: float) -> list[Region]:
 
 
 def _is_mark(it: Item, h: float) -> bool:
-    """A detached superscript, subscript, accent or symbol: smaller than a line of text."""
-    return it.h < 0.7 * h and it.x1 - it.x0 < 2 * h
+    """A detached superscript, subscript, accent or symbol: one or two characters smaller than a
+    line of text (a code listing's small line numbers are more, and do count)."""
+    return it.h < 0.7 * h and it.x1 - it.x0 < 2 * h and len(it.line.output_text.strip()) <= 2
 
 
 def _marks_only(strip: list[Item], h: float) -> bool:
