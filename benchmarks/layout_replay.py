@@ -153,6 +153,39 @@ def score(reference: str, hypothesis: str) -> tuple[float, float]:
     return cer(ref, hyp), bag_f1(ref, hyp)
 
 
+def peer_texts(folder: Path, half: str, copy: str) -> dict[str, dict[str, str]]:
+    """tool -> page id -> text, from the corpus's cached peer results (benchmarks/accuracy.py
+    --corpus writes one JSONL per tool); pagerunner's own cache is left out."""
+    out: dict[str, dict[str, str]] = defaultdict(dict)
+    for path in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if record.get("set") == f"corpus-{half}-{copy}" and not record["tool"].startswith("pagerunner"):
+                out[record["tool"]][record["ident"]] = record.get("text") or ""
+    return out
+
+
+def peer_report(scores: list[PageScore], peers: dict[str, dict[str, str]], references: dict[str, str]) -> None:
+    """Each peer next to pagerunner on the pages both have, per category."""
+    for tool, texts in sorted(peers.items()):
+        shared = [s for s in scores if s.ident in texts]
+        if not shared:
+            continue
+        print(f"\n{tool} on the {len(shared)} pages it has results for (pagerunner on the same pages):")
+        print("| category | pages | pagerunner mean CER | peer mean CER | pagerunner bag-F1 | peer bag-F1 |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: |")
+        theirs = {s.ident: score(references[s.ident], texts[s.ident]) for s in shared}
+        for cat in sorted({s.category for s in shared}) + ["all"]:
+            rows = [s for s in shared if cat in ("all", s.category)]
+            print(f"| {cat} | {len(rows)} | {statistics.fmean(s.cer for s in rows):.4f} | "
+                  f"{statistics.fmean(theirs[s.ident][0] for s in rows):.4f} | "
+                  f"{statistics.fmean(s.f1 for s in rows):.4f} | "
+                  f"{statistics.fmean(theirs[s.ident][1] for s in rows):.4f} |")
+
+
 def report(scores: list[PageScore]) -> None:
     print("\n| category | pages | mean CER | median CER | bag-F1 | 1.5(1-F1) | order met |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | :---: |")
@@ -185,6 +218,7 @@ def main() -> int:
         from model_cache.ppocr.engine import create_engine
         engine = create_engine(EngineOptions(threads=args.threads))
     scores = []
+    references: dict[str, str] = {}
     start = time.perf_counter()
     for record in records:
         if engine is not None:
@@ -194,6 +228,7 @@ def main() -> int:
             reference, text = segment_texts(args.corpus, record)
         else:
             reference, text = textlayer_texts(args.corpus, record)
+        references[record["id"]] = reference
         page_cer, f1 = score(reference, text)
         scores.append(PageScore(record["id"], record["category"], page_cer, f1))
         if args.verbose:
@@ -201,6 +236,8 @@ def main() -> int:
     print(f"\n{args.half} half, {args.copy} copy, lines from {args.lines}: {len(scores)} pages, "
           f"{time.perf_counter() - start:.0f} s")
     report(scores)
+    if engine is not None:
+        peer_report(scores, peer_texts(args.corpus / "results", args.half, args.copy), references)
     return 0
 
 
