@@ -209,9 +209,14 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--manifest", type=Path, help="read the pages from this corpus manifest "
                         "instead of pages.jsonl (textlayer lines only)")
+    parser.add_argument("--pages", type=Path, help="only the page ids listed in this file (first "
+                        "column; e.g. an earlier --verbose output, to rescore the same pages)")
     parser.add_argument("--verbose", action="store_true", help="print every page's score")
     args = parser.parse_args()
     records = limited(page_records(args.corpus, args.half, args.manifest), args.limit)
+    if args.pages:
+        wanted = {line.split("\t")[0] for line in args.pages.read_text(encoding="utf-8").splitlines()}
+        records = [r for r in page_records(args.corpus, args.half, args.manifest) if r["id"] in wanted]
     engine = None
     if args.lines == "ocr":
         from model_cache.engine import EngineOptions

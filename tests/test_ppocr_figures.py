@@ -54,3 +54,20 @@ def test_a_frame_or_a_shaded_box_around_text_is_not_a_figure():
         return out
     rgb, lines = _page(framed)
     assert figure_regions(rgb, lines) == []
+
+
+def test_a_ruled_table_is_not_a_figure():
+    def ruled(draw) -> list[LayoutLine]:
+        out = []
+        for r in range(8):
+            y = 600 + 50 * r
+            draw.line([(300, y), (1300, y)], fill="black", width=2)
+            for c in range(4):
+                x = 320 + 250 * c
+                draw.rectangle([x, y + 14, x + 200, y + 36], fill="black")
+                out.append(_line(f"cell {r}{c}", x - 5, y + 10, x + 205))
+        for c in range(5):
+            draw.line([(300 + 250 * c, 600), (300 + 250 * c, 1000)], fill="black", width=2)
+        return out
+    rgb, lines = _page(ruled)
+    assert figure_regions(rgb, lines) == []

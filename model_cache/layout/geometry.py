@@ -169,6 +169,24 @@ def join_row(row: list[Item], params: LayoutParams) -> list[Item]:
     return out
 
 
+def join_leaders(items: list[Item], params: LayoutParams) -> list[Item]:
+    """Each item a dot leader leads from joined with the nearest item right of it on its row,
+    before any column is looked for: the dots fill the gap, which is no gutter."""
+    out = sorted(items, key=lambda i: i.x0)
+    k = 0
+    while k < len(out):
+        it = out[k]
+        if it.line.leader:
+            right = [o for o in out if o is not it and o.x0 >= it.x1 - 0.5 * it.h and same_row(it, o, params)]
+            if right:
+                target = min(right, key=lambda o: o.x0)
+                out.remove(target)
+                out[k] = _joined(it, target)
+                continue  # the joined item may lead on to the next (a leader after the number)
+        k += 1
+    return out
+
+
 def _joined(a: Item, b: Item) -> Item:
     la, lb = a.line, b.line
     weights = [len(la.text), len(lb.text)]

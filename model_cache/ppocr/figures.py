@@ -1,8 +1,9 @@
 """Non-text regions (figures, charts, diagrams, photos) found from the page's ink.
 
 Ink left after the recognised lines are erased is grouped into regions; a region is a figure
-when it is large (several line heights each way) and holds ink inside, not only a frame around
-text or a shaded background behind it. The regions go to the layout stage, which reads the
+when it is large (several line heights each way), holds a drawn stroke and ink inside, not only
+a frame around text or a shaded background behind it, and little text (a ruled table's grid
+holds rows of text; a chart's labels are sparse). The regions go to the layout stage, which reads the
 lines inside one (a chart's labels) together as a `figure` block instead of letting them break
 the page's columns."""
 
@@ -25,6 +26,7 @@ class FigureParams:
     min_ink: float = 0.02  # ...with this share of its inside (frame left out) inked...
     max_ink: float = 0.7  # ...but not this much (a shaded box behind text)
     max_page: float = 0.6  # a region over this share of the page is a page frame, not a figure
+    max_text: float = 0.25  # text over this share of it: a ruled table or a boxed text, not a figure
     join: float = 1.0  # ink closer than this (line heights) is one region
     stroke: float = 2.0  # a drawing has a connected stroke this wide and high (line heights)
 
@@ -63,7 +65,8 @@ def figure_regions(rgb: np.ndarray, lines: list[LayoutLine],
         window = (slice(y + hh // 8, y + hh - hh // 8), slice(x + w // 8, x + w - w // 8))
         free = text[window] == 0  # the share is of what is not text
         share = float(ink[window][free].mean()) if free.any() else 0.0
-        if params.min_ink <= share <= params.max_ink:
+        worded = 1.0 - float(free.mean()) if free.size else 1.0
+        if params.min_ink <= share <= params.max_ink and worded <= params.max_text:
             m = params.join * h  # take in labels set just outside the drawing (axis titles)
             regions.append((float((x - m) * s), float((y - m) * s), float((x + w + m) * s),
                             float((y + hh + m) * s)))
