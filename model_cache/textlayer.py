@@ -1,6 +1,7 @@
 """The `textlayer` engine: a PDF page's own text layer, as lines with boxes, in content order.
 
-Exact and fast for born-digital PDFs. `is_real` decides whether a page's text layer is
+Exact and fast for born-digital PDFs. Its blocks and their kinds come from the shared layout
+stage, which keeps the content order where that order reads right. `is_real` decides whether a page's text layer is
 worth trusting instead of OCR (`--text-layer auto`): a stray glyph or a stamp on a scan
 must not make a scanned page count as text, and neither does an invisible text layer over a
 scan (render mode 3: another tool's earlier OCR, of unknown quality): only visible text counts.
@@ -8,8 +9,9 @@ scan (render mode 3: another tool's earlier OCR, of unknown quality): only visib
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from model_cache.layout import TEXT_LAYER, from_line, layout_page
 from outputs.model import Block, Line
 
 ENGINE_NAME = "textlayer"
@@ -27,6 +29,8 @@ class TextLayer:
     bad_chars: int
     image_coverage: float  # share of the page area covered by image objects (0..1)
     invisible_chars: int = 0  # non-space characters drawn invisibly (an OCR layer over a scan)
+    page_size: tuple[float, float] = (0.0, 0.0)  # width, height in pixels at the extraction scale
+    font_sizes: list[float | None] = field(default_factory=list)  # per line, pixels (None: unknown)
 
     @property
     def visible_chars(self) -> int:
@@ -47,7 +51,10 @@ class TextLayer:
 
     @property
     def blocks(self) -> list[Block]:
-        return [Block(self.lines)] if self.lines else []
+        sizes = self.font_sizes or [None] * len(self.lines)
+        lines = [from_line(line, TEXT_LAYER, size) for line, size in zip(self.lines, sizes)]
+        width, height = self.page_size
+        return layout_page(lines, width, height, keep_order=True)
 
 
 def extract_text_layer(page, scale: float) -> TextLayer:
@@ -57,13 +64,17 @@ def extract_text_layer(page, scale: float) -> TextLayer:
         count = textpage.count_chars()
         text = textpage.get_text_range(0, count) if count > 0 else ""
         to_pixels = _pixel_transform(page, scale)
-        lines = _lines(textpage, text, to_pixels)
+        sized = _lines(textpage, text, to_pixels, scale)
         invisible = _invisible_chars(textpage, text)
     finally:
         textpage.close()
     nonspace = sum(1 for ch in text if not ch.isspace())
     bad = sum(1 for ch in text if ch == "\ufffd" or (ord(ch) < 32 and ch not in "\r\n\t"))
-    return TextLayer(lines, nonspace, bad, _image_coverage(page), invisible)
+    width, height = page.get_size()
+    if page.get_rotation() % 180:
+        width, height = height, width
+    return TextLayer([ln for ln, _ in sized], nonspace, bad, _image_coverage(page), invisible,
+                     (width * scale, height * scale), [size for _, size in sized])
 
 
 def _invisible_chars(textpage, text: str) -> int:
@@ -81,8 +92,8 @@ def _invisible_chars(textpage, text: str) -> int:
     return count
 
 
-def _lines(textpage, text: str, to_pixels) -> list[Line]:
-    lines: list[Line] = []
+def _lines(textpage, text: str, to_pixels, scale: float) -> list[tuple[Line, float | None]]:
+    lines: list[tuple[Line, float | None]] = []
     start = 0
     for index in range(len(text) + 1):
         if index < len(text) and text[index] not in "\r\n":
@@ -90,7 +101,7 @@ def _lines(textpage, text: str, to_pixels) -> list[Line]:
         if index > start:
             line = _line(textpage, text, start, index, to_pixels)
             if line is not None:
-                lines.append(line)
+                lines.append((line, _font_size(textpage, start, index, scale)))
         start = index + 1
     return lines
 
@@ -116,6 +127,15 @@ def _line(textpage, text: str, start: int, end: int, to_pixels) -> Line | None:
         x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
         box = [[x0, y0], [x1, y0], [x1, y1], [x0, y1]]
     return Line(content.strip(), 1.0, box)
+
+
+def _font_size(textpage, start: int, end: int, scale: float) -> float | None:
+    """The median font size of a line's characters, in pixels (None if PDFium knows none)."""
+    import pypdfium2.raw as pdfium_c
+
+    sizes = sorted(pdfium_c.FPDFText_GetFontSize(textpage.raw, i) for i in range(start, end))
+    sizes = [s for s in sizes if s > 0]
+    return sizes[len(sizes) // 2] * scale if sizes else None
 
 
 def _pixel_transform(page, scale: float):

@@ -1,4 +1,7 @@
-"""Markdown per document: one paragraph per block, lines rejoined, a comment marking each page."""
+"""Markdown per document, from the blocks' kinds: titles as headings, paragraphs with their lines
+rejoined, list items, tables (as Markdown tables where the grid is clear), italic captions, a
+page's footnotes after its body; running heads and feet and a figure's inner text are kept as
+comments. A comment marks each page."""
 
 from __future__ import annotations
 
@@ -21,10 +24,15 @@ def markdown_document(title: str, pages: Iterable[PageResult]) -> Iterator[str]:
         if page.status == "failed" and page.error is not None:
             yield f"\n> **Page {page.page} failed** ({page.error.code.value}): {_escape_inline(page.error.message)}\n"
             continue
-        for block in page.blocks:
-            paragraph = block_markdown(block)
-            if paragraph:
-                yield "\n" + paragraph + "\n"
+        for paragraph in page_markdown(page.blocks):
+            yield "\n" + paragraph + "\n"
+
+
+def page_markdown(blocks: list[Block]) -> list[str]:
+    """The page's blocks as Markdown paragraphs, footnotes moved after the body."""
+    body = [b for b in blocks if b.kind != "footnote"]
+    notes = [b for b in blocks if b.kind == "footnote"]
+    return [p for p in (block_markdown(b) for b in body + notes) if p]
 
 
 def block_markdown(block: Block) -> str:
@@ -32,8 +40,24 @@ def block_markdown(block: Block) -> str:
     if not texts:
         return ""
     if block.kind == "table":
+        if block.grid:
+            return grid_markdown(block.grid)
         return "  \n".join(_escape_line(t) for t in texts)
+    if block.kind == "title":
+        return "## " + _escape_inline(join_lines(texts))
+    if block.kind == "caption":
+        return "*" + _escape_inline(join_lines(texts)).replace("*", "\\*") + "*"
+    if block.kind in ("header", "footer", "figure"):
+        return f"<!-- {block.kind}: " + _escape_inline(" / ".join(texts)).replace("--", "- -") + " -->"
     return "\n".join(filter(None, (_item_markdown(item) for item in _list_items(texts))))
+
+
+def grid_markdown(grid: list[list[str]]) -> str:
+    """A Markdown table: the first row as its header."""
+    def row(cells: list[str]) -> str:
+        return "| " + " | ".join(_escape_inline(c).replace("|", "\\|") for c in cells) + " |"
+    return "\n".join([row(grid[0]), "| " + " | ".join("---" for _ in grid[0]) + " |"]
+                     + [row(cells) for cells in grid[1:]])
 
 
 def _list_items(texts: list[str]) -> list[list[str]]:

@@ -36,7 +36,7 @@ class ErrorCode(str, Enum):
 
 
 # List bullets as read or found on a page; a line that starts with one is a list item.
-BULLETS = "•·‣▶►▸■▪◆●⚫○◦"
+BULLETS = "•·‣▶►▸■□▪◆●⚫○◦➢✓"
 
 @dataclass
 class PageError:
@@ -66,10 +66,15 @@ class Line:
     words: list[Word] | None = None
 
 
+# Block kinds, as the layout stage (model_cache/layout) assigns them.
+BLOCK_KINDS = ("title", "text", "list", "table", "caption", "header", "footer", "footnote", "figure")
+
+
 @dataclass
 class Block:
     lines: list[Line]
-    kind: str = "text"  # "text" | "table" | "header" | "footer"
+    kind: str = "text"  # one of BLOCK_KINDS
+    grid: list[list[str]] | None = None  # a table's cell texts row by row, where its columns are clear
 
     @property
     def text(self) -> str:
@@ -164,7 +169,10 @@ def _line_dict(line: Line) -> dict[str, Any]:
 
 
 def _block_dict(block: Block) -> dict[str, Any]:
-    return {"kind": block.kind, "lines": [_line_dict(line) for line in block.lines]}
+    out: dict[str, Any] = {"kind": block.kind, "lines": [_line_dict(line) for line in block.lines]}
+    if block.grid is not None:
+        out["grid"] = [list(row) for row in block.grid]
+    return out
 
 
 def _block_from(data: dict[str, Any]) -> Block:
@@ -174,4 +182,6 @@ def _block_from(data: dict[str, Any]) -> Block:
         if ld.get("words") is not None:
             words = [Word(w["text"], float(w["conf"]), w["box"]) for w in ld["words"]]
         lines.append(Line(ld["text"], float(ld["conf"]), ld["box"], words))
-    return Block(lines=lines, kind=data.get("kind", "text"))
+    grid = data.get("grid")
+    return Block(lines=lines, kind=data.get("kind", "text"),
+                 grid=[[str(c) for c in row] for row in grid] if grid is not None else None)

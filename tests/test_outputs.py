@@ -130,3 +130,37 @@ def test_output_path_stays_inside(tmp_path):
     assert output_path(tmp_path, "a/b", ".md") == tmp_path / "a" / "b.md"
     with pytest.raises(ValueError):
         output_path(tmp_path, "../x", ".md")
+
+
+def _blocks(*specs: tuple[str, list[str]], grid=None) -> list[Block]:
+    return [Block([Line(t, 1, BOX) for t in texts], kind, grid if kind == "table" else None)
+            for kind, texts in specs]
+
+
+def test_markdown_renders_block_kinds():
+    blocks = _blocks(("header", ["Running head"]), ("title", ["1 Intro-", "duction"]),
+                     ("text", ["A para-", "graph."]), ("footnote", ["1 A note."]),
+                     ("list", ["• first"]), ("list", ["▶ second", "item"]),
+                     ("caption", ["Table 1: *Sizes*"]), ("table", ["a", "b", "1", "2"]),
+                     ("figure", ["0.5", "axis"]), ("footer", ["7"]),
+                     grid=[["a", "b"], ["1", "2|3"]])
+    md = "".join(markdown_document("t", [page(1, blocks)]))
+    body = md.split("<!-- page 1 -->\n", 1)[1]
+    assert body.split("\n\n") == [
+        "\n<!-- header: Running head -->", "## 1 Introduction", "A paragraph.", "- first",
+        "- second item", "*Table 1: \\*Sizes\\**", "| a | b |\n| --- | --- |\n| 1 | 2\\|3 |",
+        "<!-- figure: 0.5 / axis -->", "<!-- footer: 7 -->", "1 A note.\n"]
+
+
+def test_a_table_without_a_clear_grid_keeps_its_rows():
+    md = "".join(markdown_document("t", [page(1, _blocks(("table", ["Intro ... 3", "Rules ... 7"])))]))
+    assert "\nIntro ... 3  \nRules ... 7\n" in md
+
+
+def test_block_kinds_and_grids_round_trip_through_jsonl_and_the_schema():
+    blocks = _blocks(("title", ["T"]), ("table", ["a", "b"]), grid=[["a", "b"], ["", "c"]])
+    record = page(1, blocks).to_dict()
+    jsonschema.validate(record, SCHEMA)
+    assert record["blocks"][1]["grid"] == [["a", "b"], ["", "c"]] and "grid" not in record["blocks"][0]
+    again = PageResult.from_dict(json.loads(json.dumps(record)))
+    assert [(b.kind, b.grid) for b in again.blocks] == [("title", None), ("table", [["a", "b"], ["", "c"]])]

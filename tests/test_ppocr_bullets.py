@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
+from model_cache.layout import from_line
 from model_cache.ppocr.bullets import DISC, SQUARE, TRIANGLE, classify, with_bullets
 from outputs.model import Line
 
@@ -48,14 +49,14 @@ def page_with_item(bullet: str | None, words_left: str = "", box_left: float = 1
     draw.text((140, 18), "first item of the list", font=font, fill="black")
     right = 140 + font.getlength("first item of the list")
     box = [[box_left, 14.0], [right + 6, 14.0], [right + 6, 46.0], [box_left, 46.0]]
-    return np.asarray(image), Line("first item of the list", 0.95, box)
+    return np.asarray(image), from_line(Line("first item of the list", 0.95, box))
 
 
 @pytest.mark.parametrize("bullet,name", [("▶", TRIANGLE), ("•", DISC), ("■", SQUARE)])
 def test_a_bullet_left_of_a_line_leads_its_text(bullet, name):
     rgb, line = page_with_item(bullet)
     (found,) = with_bullets(rgb, [line])
-    assert found.text == f"{name} first item of the list"
+    assert (found.bullet, found.text) == (name, "first item of the list")
     x0 = min(x for x, _ in found.box)
     assert 90 <= x0 < 134  # the box now takes in the bullet, drawn at x=95
     assert found.box[1:3] == line.box[1:3]
@@ -78,10 +79,10 @@ def test_a_box_that_starts_inside_its_bullet():
     """The detector's box may take in part of the bullet (not enough for the recogniser to read
     it); the bullet is still found, and the line's narrow first letters are not taken for one."""
     rgb, line = page_with_item("▶", box_left=100.0)
-    assert [b.text for b in with_bullets(rgb, [line])] == [f"{TRIANGLE} first item of the list"]
+    assert [b.output_text for b in with_bullets(rgb, [line])] == [f"{TRIANGLE} first item of the list"]
 
 
 def test_a_line_that_already_starts_with_its_bullet_gets_no_second_one():
     rgb, line = page_with_item("•")
-    line.text = "• first item of the list"
+    line = from_line(Line("• first item of the list", line.conf, line.box))
     assert with_bullets(rgb, [line]) == [line]

@@ -2,8 +2,8 @@
 left of its line, too small and too far from the words for DB to box it with them, and alone
 the recogniser does not read it (it says "-" or "A" at low confidence). This finds one solid
 mark just left of a recognised line (or just inside its box: the detector's box may take in
-part of its bullet), level with it, names it by its shape (triangle, disc, square) and puts it
-before the line's text."""
+part of its bullet), level with it, names it by its shape (triangle, disc, square) and records
+it as the line's `bullet` annotation for the layout stage."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from model_cache.layout.lines import LayoutLine, with_bullet
 from model_cache.ppocr.leaders import line_bounds
-from outputs.model import BULLETS, Line
 
 TRIANGLE, DISC, SQUARE = "▶", "•", "■"
 
@@ -29,12 +29,13 @@ class BulletParams:
     speck: int = 3  # ink components of fewer pixels are noise
 
 
-LEADING_MARKS = frozenset(BULLETS + "-*–")  # a line read with one of these already has its bullet
+LEADING_MARKS = frozenset("-*–")  # a line read with one of these already has its bullet
 
 
-def with_bullets(rgb: np.ndarray, lines: list[Line], params: BulletParams = BulletParams()) -> list[Line]:
-    """`lines`, each that has a bullet before it read as "<bullet> <text>", its box widened to
-    take in the bullet."""
+def with_bullets(rgb: np.ndarray, lines: list[LayoutLine],
+                 params: BulletParams = BulletParams()) -> list[LayoutLine]:
+    """`lines`, each that has a bullet before it annotated with it, its box widened to take
+    in the bullet."""
     if not lines:
         return lines
     gray = cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)
@@ -43,7 +44,7 @@ def with_bullets(rgb: np.ndarray, lines: list[Line], params: BulletParams = Bull
     out = []
     for line in lines:
         out.append(line)
-        if line.text[:1] in LEADING_MARKS:
+        if line.bullet or line.text[:1] in LEADING_MARKS:
             continue
         # The box's left edge, not its bounds: on a skewed page a long line's bounds span
         # the lines above and below it, and their bullets.
@@ -60,7 +61,7 @@ def with_bullets(rgb: np.ndarray, lines: list[Line], params: BulletParams = Bull
             glyph, mark_x = mark
             start = min(mark_x, x)
             box = [[start, ly0], list(line.box[1]), list(line.box[2]), [start, ly3]]
-            out[-1] = Line(f"{glyph} {line.text}", line.conf, box, line.words)
+            out[-1] = with_bullet(line, glyph, box)
     return out
 
 

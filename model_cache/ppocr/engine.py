@@ -1,5 +1,6 @@
 """The `ppocr` engine: PP-OCRv5 mobile (DB detection, PP-LCNet orientation, CTC
-recognition) on ncnn, with page orientation and reading order.
+recognition) on ncnn, with page orientation; bullets, dot leaders and figures found in the
+pixels are handed to the shared layout stage (model_cache/layout) as typed annotations.
 
 Settings through EngineOptions.extra (all optional):
   det_limit_side (1600), det_thresh (0.3), det_box_thresh (0.6), det_unclip_ratio (1.5),
@@ -18,10 +19,12 @@ from PIL import Image
 
 from model_cache.engine import EngineError, EngineOptions
 from model_cache.ppocr.assets import MODEL_NAME, ModelSet, load_model_set
+from model_cache.layout import from_line, layout_page
+from model_cache.layout.replay import PageLines, cached
 from model_cache.ppocr.bullets import with_bullets
 from model_cache.ppocr.detection import DetParams, TextBox, detect
-from model_cache.ppocr.layout import build_blocks
-from model_cache.ppocr.leaders import leader_lines
+from model_cache.ppocr.figures import figure_regions
+from model_cache.ppocr.leaders import with_leaders
 from model_cache.ppocr.orientation import (OrientParams, rotate_boxes, rotate_image,
                                            upside_down, vertical_share)
 from model_cache.ppocr.recognition import (RecParams, RecResult, load_dictionary, recognize,
@@ -104,6 +107,22 @@ class PPOCREngine:
         timings: dict[str, float] = {}
         start = time.perf_counter()
         rgb = to_rgb(image)
+        page = cached(rgb, repr(self.params), lambda: self._page_lines(rgb, timings))
+        mark = time.perf_counter()
+        upright = rotate_image(rgb, page.rotation)
+        lines = with_leaders(upright, with_bullets(upright, page.lines))
+        figures = figure_regions(upright, lines)
+        timings["annotate"] = time.perf_counter() - mark
+        mark = time.perf_counter()
+        blocks = layout_page(lines, page.width, page.height, figures=figures)
+        timings["layout"] = time.perf_counter() - mark
+        timings["total"] = time.perf_counter() - start
+        return PageResult.from_blocks(blocks, width=page.width, height=page.height,
+                                      engine=self.name, rotation=page.rotation, timings=timings)
+
+    def _page_lines(self, rgb: np.ndarray, timings: dict[str, float]) -> PageLines:
+        """The recognised lines of the upright page (what PAGERUNNER_LAYOUT_LINES keeps)."""
+        start = time.perf_counter()
         boxes = detect(self.det, rgb, self.params.det)
         self.det.release()  # the detector's buffers are the biggest: free them before rec
         timings["detect"] = time.perf_counter() - start
@@ -111,15 +130,9 @@ class PPOCREngine:
         mark = time.perf_counter()
         lines = self._recognize(rgb, boxes)
         timings["recognize"] = time.perf_counter() - mark
-        mark = time.perf_counter()
-        lines = with_bullets(rgb, lines)
-        blocks = build_blocks(lines + leader_lines(rgb, lines), rgb.shape[0])
-        timings["layout"] = time.perf_counter() - mark
         self.rec.release()
         self.cls.release()
-        timings["total"] = time.perf_counter() - start
-        return PageResult.from_blocks(blocks, width=rgb.shape[1], height=rgb.shape[0],
-                                      engine=self.name, rotation=rotation, timings=timings)
+        return PageLines([from_line(line) for line in lines], rgb.shape[1], rgb.shape[0], rotation)
 
     def _orient(self, rgb: np.ndarray, boxes: list[TextBox],
                 timings: dict[str, float]) -> tuple[np.ndarray, list[TextBox], int]:

@@ -1,19 +1,18 @@
 """Dot leaders (tables of contents: "Title . . . . . 29"). The detector does not see the
 dots as text, so a TOC row comes out as "Title" and "29"; this finds the dots in the gap
-between two boxes of one row and adds a "..." line there, which the layout then joins
-into "Title ... 29"."""
+between two boxes of one row. The finding is a typed annotation (`LayoutLine.leader`): the
+layout stage joins the row into "Title ... 29"."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import cv2
 import numpy as np
 
-from outputs.model import Line
+from model_cache.layout.lines import LayoutLine
 
-LEADER_TEXT = "..."
-
-
-def line_bounds(line: Line) -> tuple[float, float, float, float]:
+def line_bounds(line: LayoutLine) -> tuple[float, float, float, float]:
     pts = np.asarray(line.box, dtype=np.float64)
     return pts[:, 0].min(), pts[:, 1].min(), pts[:, 0].max(), pts[:, 1].max()
 
@@ -50,14 +49,14 @@ def is_leader(gray: np.ndarray, x0: float, x1: float, y0: float, y1: float,
     return bool(typical > 0 and regular and covered)
 
 
-def _slope(line: Line) -> float:
+def _slope(line: LayoutLine) -> float:
     """dy/dx of the box's long edges (a skewed scan's rows are not level)."""
     (x0, y0), (x1, y1), (x2, y2), (x3, y3) = np.asarray(line.box, dtype=np.float64)[:4]
     run = (x1 - x0) + (x2 - x3)
     return float(((y1 - y0) + (y2 - y3)) / run) if run > 0 else 0.0
 
 
-def page_slope(lines: list[Line], boxes: list[tuple[float, float, float, float]]) -> float:
+def page_slope(lines: list[LayoutLine], boxes: list[tuple[float, float, float, float]]) -> float:
     """The median slope of the page's long boxes (short ones, like 'dirs' or a page number,
     give no direction of their own)."""
     slopes = [_slope(line) for line, (x0, y0, x1, y1) in zip(lines, boxes) if x1 - x0 > 3 * (y1 - y0)]
@@ -74,12 +73,13 @@ def _same_row(a: tuple[float, float, float, float], b: tuple[float, float, float
     return level or overlap
 
 
-def leader_lines(rgb: np.ndarray, lines: list[Line]) -> list[Line]:
-    """'...' lines for the gaps between horizontally adjacent boxes of one row that hold dots."""
+def leader_pairs(rgb: np.ndarray, lines: list[LayoutLine]) -> list[tuple[int, int]]:
+    """(i, j) for each two horizontally adjacent boxes of one row, i left of j, whose gap holds
+    dots: a dot leader runs from line i to line j."""
     boxes = [line_bounds(line) for line in lines]
     order = sorted(range(len(lines)), key=lambda i: boxes[i][0])
     slope = page_slope(lines, boxes)
-    found: list[Line] = []
+    found: list[tuple[int, int]] = []
     for pos, i in enumerate(order):
         ax0, ay0, ax1, ay1 = boxes[i]
         h = ay1 - ay0
@@ -89,8 +89,7 @@ def leader_lines(rgb: np.ndarray, lines: list[Line]) -> list[Line]:
                 continue
             row = min(h, by1 - by0)
             if bx0 - ax1 >= 1.5 * h and _gap_has_leader(rgb, ax1, bx0, min(ay0, by0), max(ay1, by1), row):
-                y0, y1 = (ay0 + by0) / 2, (ay1 + by1) / 2  # mid-way: a skewed row's boxes may not overlap
-                found.append(Line(LEADER_TEXT, 1.0, [[ax1, y0], [bx0, y0], [bx0, y1], [ax1, y1]]))
+                found.append((i, j))
             break  # only the nearest box to the right on this row
     return found
 
@@ -103,3 +102,9 @@ def _gap_has_leader(rgb: np.ndarray, x0: float, x1: float, y0: float, y1: float,
         return False
     gray = rgb[ys:ye, xs:xe].mean(axis=2)
     return is_leader(gray, 0, xe - xs, 0, ye - ys, row)
+
+
+def with_leaders(rgb: np.ndarray, lines: list[LayoutLine]) -> list[LayoutLine]:
+    """`lines`, each that a dot leader joins to the next box on its row annotated `leader`."""
+    starts = {i for i, _ in leader_pairs(rgb, lines)}
+    return [replace(line, leader=True) if i in starts else line for i, line in enumerate(lines)]

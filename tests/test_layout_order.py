@@ -1,7 +1,11 @@
 """Reading order on synthetic layouts (boxes in, blocks out; no model needed)."""
 
-from model_cache.ppocr.layout import build_blocks
+from model_cache.layout import from_line, layout_page
 from outputs.model import Line
+
+
+def build_blocks(lines: list[Line], page_height: int):
+    return layout_page([from_line(line) for line in lines], 1654, page_height)
 
 
 def _line(text: str, x0: float, y0: float, x1: float, h: float = 30) -> Line:
@@ -69,7 +73,7 @@ def test_paragraphs_split_at_gaps_indents_and_short_lines():
              _line(full, 100, 500, 1500)]
     blocks = build_blocks(lines, 2339)
     assert [len(b.lines) for b in blocks] == [1, 3, 3, 1]
-    assert all(b.kind == "text" for b in blocks)
+    assert [b.kind for b in blocks] == ["title", "text", "text", "text"]  # the larger heading
 
 
 def test_header_and_footer_are_marked():

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from model_cache.ppocr.layout_geometry import (Item, LayoutParams, extent, free_bands, interior,
-                                               join_row, make_item, rows_of, same_row)
-from outputs.model import Block
+from model_cache.layout.geometry import (Group, Item, LayoutParams, extent, free_bands, interior,
+                                         join_row, rows_of, same_row)
 
 
 def split_margin_notes(items: list[Item], params: LayoutParams, h: float,
@@ -38,7 +37,9 @@ def _is_note_column(notes: list[Item], body: list[Item], params: LayoutParams, h
     rows = [join_row(row, params) for row in rows_of(body, params)]
     beside = [row for row in rows if any(same_row(n, it, params) for n in notes for it in row)]
     cells = sum(1 for row in beside if len(row) > 1)
-    return (len(notes) <= params.note_share * len(body)
+    # sparse: fewer lines than the body has rows (a narrow column of a three-column page has as
+    # many lines as its neighbour has rows); beside some body (a slide's text box is not a note)
+    return (bool(beside) and len(notes) <= params.note_share * len(rows)
             and cells <= 0.5 * len(beside)  # a column beside table rows is a table column
             and float(np.median([it.x1 - it.x0 for it in notes])) >= params.note_label * h)
 
@@ -52,10 +53,6 @@ def note_groups(notes: list[Item], params: LayoutParams, h: float) -> list[list[
         else:
             groups.append([it])
     return [[it for row in rows_of(g, params) for it in join_row(row, params)] for g in groups]
-
-
-def _block_items(block: Block, skew: float) -> list[Item]:
-    return [make_item(line, skew) for line in block.lines]
 
 
 def paragraph_runs(blocks: list[list[Item]], firsts: list[Item], params: LayoutParams,
@@ -87,13 +84,13 @@ def _continues(prev: list[Item], its: list[Item], left: float, firsts: list[Item
             and not any(same_row(first, f, params) for f in firsts))
 
 
-def weave_notes(blocks: list[Block], groups: list[list[Item]], params: LayoutParams,
-                h: float, skew: float) -> list[Block]:
+def weave_notes(blocks: list[Group], groups: list[list[Item]], params: LayoutParams,
+                h: float) -> list[Group]:
     """Each note group goes with the paragraph run it stands beside (the last run starting
     above its first line's bottom): after it, or before it when the note is the run's label
     (a one-line note on the row of a one-line run) or reaches well below it (a list of names
     described by a short text). A note above all the body comes first."""
-    geometry = [_block_items(block, skew) for block in blocks]
+    geometry = [block.items for block in blocks]
     runs = paragraph_runs(geometry, [g[0] for g in groups], params, h)
     keyed = [((r, 1, k), blocks[k]) for r, run in enumerate(runs) for k in run]
     for n, group in enumerate(groups):
@@ -101,7 +98,7 @@ def weave_notes(blocks: list[Block], groups: list[list[Item]], params: LayoutPar
                  if min(it.y0 for it in geometry[run[0]]) < group[0].y1), default=-1)
         run_items = [it for k in runs[r] for it in geometry[k]] if r >= 0 else []
         before = not run_items or _note_leads(group, run_items, params, h)
-        keyed.append(((max(r, 0), 0 if before else 2, n), Block(lines=[it.line for it in group])))
+        keyed.append(((max(r, 0), 0 if before else 2, n), Group(group)))
     return [block for _, block in sorted(keyed, key=lambda t: t[0])]
 
 

@@ -7,8 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from model_cache.ppocr.leaders import LEADER_TEXT
-from outputs.model import Line
+from model_cache.layout.lines import LEADER_TEXT, LayoutLine
 
 
 @dataclass(frozen=True)
@@ -21,7 +20,8 @@ class LayoutParams:
     size_change: float = 1.3  # a height ratio above this starts a new block
     indent: float = 1.0  # first-line indent, in line heights
     short_line: float = 3.0  # slack (quarter line heights) on top of the next line's first word
-    margin_band: float = 0.07  # header/footer: single line within this share of the page height
+    margin_band: float = 0.07  # margin notes: lines this near the top/bottom edge may cross the band
+    running_band: float = 0.1  # header/footer: a single line within this share of the page height
     join_gap: float = 2.5  # boxes of one row closer than this (line heights) are one line
     note_width: float = 0.4  # margin notes: a side column this narrow relative to the body...
     note_share: float = 0.6  # ...with at most this many lines per body line...
@@ -30,23 +30,37 @@ class LayoutParams:
     note_overrun: float = 0.5  # a note reaching this far below its paragraph is read before it
     pair_overlap: float = 0.25  # rows-not-columns: y-overlap for a short-side item to pair
     span_overlap: float = 0.4  # side-by-side rows overlapping this much are one (spanning) row
+    column_gutter: float = 0.12  # a gutter narrower than this share of both sides' widths...
+    column_rows: int = 4  # ...with this many rows on each side parts columns, rows aligned or not,
+    column_fill: float = 0.2  # ...when each side's lines are this wide for its width (text)
+    title_size: float = 1.25  # a short block set this much larger than the body is a title
 
 
 @dataclass
 class Item:
-    line: Line
+    line: LayoutLine
     x0: float
     y0: float
     x1: float
     y1: float
     h: float
+    ids: tuple[int, ...] = ()  # the input lines this item stands for (several once joined)
+    leaders: int = 0  # dot leaders inside it (a joined table-of-contents row)
 
     @property
     def cy(self) -> float:
         return (self.y0 + self.y1) / 2
 
 
-def page_skew(lines: list[Line]) -> float:
+@dataclass
+class Group:
+    """A block in the making: items in reading order and the kind found for them."""
+    items: list[Item]
+    kind: str = "text"
+    rows: list[list[Item]] | None = None  # a table's rows of cells
+
+
+def page_skew(lines: list[LayoutLine]) -> float:
     """Median baseline angle (radians) of the longer lines, weighted by length."""
     angles, weights = [], []
     for line in lines:
@@ -63,7 +77,7 @@ def page_skew(lines: list[Line]) -> float:
     return float(np.asarray(angles)[order][np.searchsorted(cum, cum[-1] / 2)])
 
 
-def make_item(line: Line, skew: float = 0.0) -> Item:
+def make_item(line: LayoutLine, skew: float = 0.0, ids: tuple[int, ...] = ()) -> Item:
     """Geometry of a line in the page's deskewed frame (the line keeps its real box), so
     rows and columns of a slightly rotated scan line up as on the original."""
     pts = np.asarray(line.box, dtype=np.float64)
@@ -73,7 +87,7 @@ def make_item(line: Line, skew: float = 0.0) -> Item:
     h = float((np.linalg.norm(pts[3] - pts[0]) + np.linalg.norm(pts[2] - pts[1])) / 2)
     x0, y0 = pts.min(0)
     x1, y1 = pts.max(0)
-    return Item(line, float(x0), float(y0), float(x1), float(y1), max(h, 1.0))
+    return Item(line, float(x0), float(y0), float(x1), float(y1), max(h, 1.0), ids)
 
 
 def median_height(items: list[Item]) -> float:
@@ -148,21 +162,44 @@ def join_row(row: list[Item], params: LayoutParams) -> list[Item]:
     for it in row[1:]:
         prev = out[-1]
         unit = max(prev.h, it.h)
-        leader = LEADER_TEXT in (prev.line.text, it.line.text)
-        if leader or it.x0 - prev.x1 < params.join_gap * unit:
+        if prev.line.leader or it.x0 - prev.x1 < params.join_gap * unit:
             out[-1] = _joined(prev, it)
         else:
             out.append(it)
     return out
 
 
+def join_leaders(items: list[Item], params: LayoutParams) -> list[Item]:
+    """Each item a dot leader leads from joined with the nearest item right of it on its row,
+    before any column is looked for: the dots fill the gap, which is no gutter."""
+    out = sorted(items, key=lambda i: i.x0)
+    k = 0
+    while k < len(out):
+        it = out[k]
+        if it.line.leader:
+            right = [o for o in out if o is not it and o.x0 >= it.x1 - 0.5 * it.h and same_row(it, o, params)]
+            if right:
+                target = min(right, key=lambda o: o.x0)
+                out.remove(target)
+                out[k] = _joined(it, target)
+                continue  # the joined item may lead on to the next (a leader after the number)
+        k += 1
+    return out
+
+
 def _joined(a: Item, b: Item) -> Item:
     la, lb = a.line, b.line
-    words = [t for t in (la.text, lb.text)]
-    weights = [0 if t == LEADER_TEXT else len(t) for t in words]
-    confs = [la.conf, lb.conf]
-    conf = sum(w * c for w, c in zip(weights, confs)) / sum(weights) if sum(weights) else min(confs)
+    weights = [len(la.text), len(lb.text)]
+    conf = (la.conf * weights[0] + lb.conf * weights[1]) / max(sum(weights), 1)
     box = [list(la.box[0]), list(lb.box[1]), list(lb.box[2]), list(la.box[3])]
-    line = Line(" ".join(words), conf, box)
+    glue = f" {LEADER_TEXT} " if la.leader else " "
+    line = LayoutLine(la.text + glue + lb.output_text, conf, box, la.origin, la.bullet, lb.leader,
+                      la.font_size, _words(la, lb))
     return Item(line, min(a.x0, b.x0), min(a.y0, b.y0), max(a.x1, b.x1), max(a.y1, b.y1),
-                max(a.h, b.h))
+                max(a.h, b.h), a.ids + b.ids, a.leaders + b.leaders + la.leader)
+
+
+def _words(a: LayoutLine, b: LayoutLine):
+    if a.words is None or b.words is None:
+        return None
+    return a.words + b.words

@@ -1,0 +1,100 @@
+"""Block kinds, from geometry and the lines' annotations (never from a list of documents):
+running heads and feet at the page's top and bottom edge, titles set larger than the body,
+captions ("Figure 3:", "Table 2.", "图 1"), footnotes set smaller below the body, list items
+led by a bullet; tables and figures are known when their blocks are made."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from model_cache.layout.geometry import Group, Item, LayoutParams
+from outputs.model import BLOCK_KINDS as KINDS
+_CAPTION = re.compile(r"^\s*(figure|fig\.|table|tab\.|listing|algorithm|exhibit|图|表)\s*[\dA-Z一二三四五六七八九十]",
+                      re.IGNORECASE)
+_FOOTNOTE_MARK = re.compile(r"^\s*(\d{1,2}|[*†‡§¶])(\s|[^\w\s])|^\s*[①-⑳]")
+
+
+def assign_kinds(groups: list[Group], page_height: float, h: float, params: LayoutParams) -> None:
+    """Set each text group's kind in place (tables and figures keep theirs)."""
+    body_h = _body_height(groups, h)
+    for group in groups:
+        if group.kind != "text":
+            continue
+        first = group.items[0].line
+        if first.bullet:
+            group.kind = "list"
+        elif _CAPTION.match(first.text) and len(group.items) <= 6:
+            group.kind = "caption"
+        elif _is_title(group, body_h, params):
+            group.kind = "title"
+    _mark_margins(groups, page_height, h, params)
+    _mark_footnotes(groups, page_height, body_h)
+
+
+def _size(it: Item) -> float:
+    """A line's type size: the text layer's font size where known, else its box height."""
+    return it.line.font_size if it.line.font_size else it.h
+
+
+def _body_height(groups: list[Group], h: float) -> float:
+    """The body text's size: the size most characters are set in."""
+    sizes = [(_size(it), len(it.line.text)) for g in groups for it in g.items]
+    if not sizes:
+        return h
+    order = sorted(sizes)
+    total = sum(n for _, n in order)
+    run = 0
+    for size, n in order:
+        run += n
+        if run >= total / 2:
+            return size
+    return h
+
+
+def _is_title(group: Group, body_h: float, params: LayoutParams) -> bool:
+    size = float(np.median([_size(it) for it in group.items]))
+    chars = sum(len(it.line.text) for it in group.items)
+    return len(group.items) <= 3 and chars <= 200 and size > params.title_size * body_h
+
+
+def _mark_footnotes(groups: list[Group], page_height: float, body_h: float) -> None:
+    """Blocks set smaller than the body, in the page's lower part, after the last block of body
+    size, the first led by a note mark ('1', '*', '†')."""
+    last_body = max((k for k, g in enumerate(groups)
+                     if g.kind in ("text", "list", "title") and _group_size(g) >= 0.95 * body_h),
+                    default=-1)
+    started = False
+    for group in groups[last_body + 1:]:
+        if group.kind not in ("text", "list"):
+            continue
+        small = _group_size(group) < 0.92 * body_h
+        low = min(it.y0 for it in group.items) > 0.5 * page_height
+        if small and low and (started or _FOOTNOTE_MARK.match(group.items[0].line.output_text)):
+            group.kind, started = "footnote", True
+
+
+def _group_size(group: Group) -> float:
+    return float(np.median([_size(it) for it in group.items]))
+
+
+def _mark_margins(groups: list[Group], page_height: float, h: float, params: LayoutParams) -> None:
+    """A lone single-line block, no taller than body text, in the top/bottom band of the page
+    is a running head/foot (a big title up there is not)."""
+    if len(groups) < 2:
+        return
+    band = params.running_band * page_height
+    first, last = groups[0], groups[-1]
+    if _lone_small(first, h) and first.items[0].y1 < band and _gap(first, groups[1]) > h:
+        first.kind = "header"
+    if _lone_small(last, h) and last.items[0].y0 > page_height - band and _gap(groups[-2], last) > h:
+        last.kind = "footer"
+
+
+def _gap(upper: Group, lower: Group) -> float:
+    return min(it.y0 for it in lower.items) - max(it.y1 for it in upper.items)
+
+
+def _lone_small(group: Group, h: float) -> bool:
+    return len(group.items) == 1 and group.items[0].h <= 1.15 * h

@@ -1,0 +1,63 @@
+"""The layout stage's input: one text line with typed annotations.
+
+Every engine hands the stage the same thing: the lines it read (text, confidence, box in
+pixels of the upright page) and what it knows about them beyond the text, as fields rather
+than markers in the text: a list bullet that leads the line, a dot leader that joins it to
+the next line on its row, the height of its font where known, and whether it came from OCR
+or from the PDF's own text layer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from outputs.model import BULLETS, Box, Line, Word
+
+LEADER_TEXT = "..."  # how a dot leader reads in the output text ("Title ... 29")
+OCR, TEXT_LAYER = "ocr", "textlayer"
+# Marks that are list bullets only when a space follows ("-x" is a word, "- x" an item).
+_SPACED_BULLETS = "-–*"
+
+
+@dataclass
+class LayoutLine:
+    text: str  # the line's words, without its bullet
+    conf: float
+    box: Box  # 4 points, clockwise from top-left, pixels of the upright page
+    origin: str = OCR  # OCR | TEXT_LAYER
+    bullet: str | None = None  # the list bullet leading the line (read, or found in the pixels)
+    leader: bool = False  # a dot leader runs from this line to the next line on its row
+    font_size: float | None = None  # the font's size in pixels where known (text layer)
+    words: list[Word] | None = None
+
+    @property
+    def output_text(self) -> str:
+        return f"{self.bullet} {self.text}" if self.bullet else self.text
+
+    def to_line(self) -> Line:
+        return Line(self.output_text, self.conf, [list(p) for p in self.box], self.words)
+
+
+def split_bullet(text: str) -> tuple[str | None, str]:
+    """(bullet, rest) of a line's text: a leading bullet character (the one set,
+    outputs.model.BULLETS) followed by text, or a dash/asterisk followed by a space."""
+    stripped = text.lstrip()
+    if len(stripped) < 2:
+        return None, text
+    mark = stripped[0]
+    if mark in BULLETS or (mark in _SPACED_BULLETS and stripped[1] == " "):
+        rest = stripped[1:].lstrip()
+        if rest:
+            return mark, rest
+    return None, text
+
+
+def from_line(line: Line, origin: str = OCR, font_size: float | None = None) -> LayoutLine:
+    """A line as read, its leading bullet (if any) taken out of the text into the annotation."""
+    bullet, text = split_bullet(line.text)
+    return LayoutLine(text, line.conf, [list(p) for p in line.box], origin, bullet,
+                      font_size=font_size, words=line.words)
+
+
+def with_bullet(line: LayoutLine, bullet: str, box: Box) -> LayoutLine:
+    return replace(line, bullet=bullet, box=box)

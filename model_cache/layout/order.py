@@ -1,0 +1,185 @@
+"""Reading order: text lines -> columns -> paragraph-sized blocks.
+
+0. Margin notes (a narrow, sparse side column outside the text block) are taken out and
+   woven back in next to the paragraph each stands beside once the body is ordered
+   (margin_notes.py).
+1. Cut the page into horizontal strips wherever no line crosses a y position.
+2. Each strip gets its free vertical bands (gutters); consecutive strips whose gutters
+   overlap are merged, so a two-column body made of many aligned rows becomes one region
+   while a full-width title or footer stays its own strip.
+3. A region with a gutter is read left part first, then right part (recursively), unless
+   its two sides are row-aligned with short items on one side (tables of contents, table
+   rows, label/value lists, code with aligned comments): those are read row by row.
+4. A region without a gutter is read row by row into paragraph-sized blocks (paragraphs.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from model_cache.layout.geometry import (Group, Item, LayoutParams, extent, free_bands, interior,
+                                         join_row, median_height, rows_of)
+from model_cache.layout.paragraphs import leaf_blocks
+
+
+@dataclass
+class Region:
+    items: list[Item]
+    gutters: list[tuple[float, float]] = field(default_factory=list)
+
+
+def horizontal_strips(items: list[Item]) -> list[list[Item]]:
+    """Split at y positions no box crosses (boxes overlapping in y stay together)."""
+    strips: list[list[Item]] = []
+    bottom = -np.inf
+    for it in sorted(items, key=lambda i: i.y0):
+        # a small tolerance: skewed neighbours touching by a pixel or two are still separate rows
+        if strips and it.y0 < bottom - 0.15 * it.h:
+            strips[-1].append(it)
+            bottom = max(bottom, it.y1)
+        else:
+            strips.append([it])
+            bottom = it.y1
+    return strips
+
+
+def intersect_bands(a: list[tuple[float, float]], b: list[tuple[float, float]],
+                    min_width: float) -> list[tuple[float, float]]:
+    out = []
+    for a0, a1 in a:
+        for b0, b1 in b:
+            lo, hi = max(a0, b0), min(a1, b1)
+            if hi - lo >= min_width:
+                out.append((lo, hi))
+    return out
+
+
+def merged_regions(items: list[Item], gutter: float, h: float) -> list[Region]:
+    """Strips joined while they keep a common gutter (or while neither has one). A strip with
+    text on one side only joins a gutter region only if it follows closely: after a gap it
+    is more likely a full-width section's heading than the rest of one column."""
+    lo, hi = min(it.x0 for it in items), max(it.x1 for it in items)
+    regions: list[Region] = []
+    bands_of: list[list[tuple[float, float]]] = []
+    for strip in horizontal_strips(items):
+        bands = free_bands(strip, lo, hi, gutter)
+        if regions and _marks_only(strip, h):  # a detached superscript, accent or dot between
+            regions[-1].items = regions[-1].items + strip  # rows neither ends nor starts a region
+            continue
+        if regions:
+            region = regions[-1]
+            common = intersect_bands(bands_of[-1], bands, gutter)
+            joined = region.items + strip
+            had_gutter = bool(region.gutters) or bool(interior(bands, strip))
+            gutters = interior(common, joined)
+            one_sided = bool(region.gutters) and not interior(bands, strip)
+            gap = min(it.y0 for it in strip) - max(it.y1 for it in region.items)
+            if one_sided and gap > 0.8 * h:
+                gutters = []
+            if gutters or not had_gutter:
+                region.items, region.gutters, bands_of[-1] = joined, gutters, common
+                continue
+        regions.append(Region(list(strip), interior(bands, strip)))
+        bands_of.append(bands)
+    return regions
+
+
+def _is_mark(it: Item, h: float) -> bool:
+    """A detached superscript, subscript, accent or symbol: one or two characters smaller than a
+    line of text (a code listing's small line numbers are more, and do count)."""
+    return it.h < 0.7 * h and it.x1 - it.x0 < 2 * h and len(it.line.output_text.strip()) <= 2
+
+
+def _marks_only(strip: list[Item], h: float) -> bool:
+    return all(_is_mark(it, h) for it in strip)
+
+
+def _words(items: list[Item], h: float) -> list[Item]:
+    kept = [it for it in items if not _is_mark(it, h)]
+    return kept or items
+
+
+def is_row_structured(left: list[Item], right: list[Item], params: LayoutParams) -> bool:
+    """Do the two sides of a gutter pair up row by row with short items (TOC, table, form)?
+    Pairing is loose (a partial y-overlap) so a two-level table header pairs as well. Items
+    above or below everything on the other side (a closing brace under indented code, a page
+    number over a two-column index) stand beside nothing and are left out; if nothing is left
+    the sides are stacked, not columns."""
+    h = median_height(left + right)
+    left, right = _words(left, h), _words(right, h)  # detached marks say nothing of the layout
+    short, other = (left, right) if len(left) <= len(right) else (right, left)
+    top, bottom = min(it.y0 for it in other), max(it.y1 for it in other)
+    short = [it for it in short if it.y1 > top and it.y0 < bottom]
+    if not short:
+        return True
+    h = median_height(short + other)
+    paired = sum(1 for it in short if any(_beside(it, o, params) for o in other))
+    narrow = min(np.median([it.x1 - it.x0 for it in side]) for side in (left, right))
+    few_rows = max(len(left), len(right)) <= 3  # too few lines to tell columns from a table
+    return paired >= params.aligned_share * len(short) and (narrow < params.short_item * h or few_rows)
+
+
+def _beside(a: Item, b: Item, params: LayoutParams) -> bool:
+    """Looser than one row: enough to pair a cell with a row of a two-level table header."""
+    overlap = min(a.y1, b.y1) - max(a.y0, b.y0)
+    return overlap >= params.pair_overlap * min(a.y1 - a.y0, b.y1 - b.y0)
+
+
+def ordered_blocks(items: list[Item], params: LayoutParams, h: float) -> list[Group]:
+    """Blocks in reading order: regions top to bottom, columns left to right."""
+    if not items:
+        return []
+    blocks: list[Group] = []
+    for region in merged_regions(items, params.gutter * h, h):
+        split = _column_split(region, params)
+        if split is None:
+            blocks.extend(leaf_blocks(region.items, params))
+        else:
+            blocks.extend(ordered_blocks(split[0], params, h))
+            blocks.extend(ordered_blocks(split[1], params, h))
+    return blocks
+
+
+def _column_split(region: Region, params: LayoutParams) -> tuple[list[Item], list[Item]] | None:
+    for lo, hi in region.gutters:  # leftmost gutter first; the right part recurses
+        cut = (lo + hi) / 2
+        left = [it for it in region.items if it.x1 <= cut]
+        right = [it for it in region.items if it.x0 >= cut]
+        if left and right and (_narrow_gutter(left, right, hi - lo, params)
+                               or not is_row_structured(left, right, params)):
+            return left, right
+    return None
+
+
+def _narrow_gutter(left: list[Item], right: list[Item], gutter: float, params: LayoutParams) -> bool:
+    """Columns of text are set close together for their width (a gutter of 1-2 em beside a
+    column of 20-40), table cells apart for theirs: a gutter this narrow for the columns on both
+    sides of it, each several rows deep and filled with text, parts columns even where their
+    rows line up (an index, a glossary in three columns). Text fills its column: one line per
+    row, lines a good part of the column's width, where table cells stand beside other cells."""
+    near = (_next_column(left, params, last=True), _next_column(right, params, last=False))
+    if min(len(rows_of(side, params)) for side in near) < params.column_rows:
+        return False
+    for side in near:
+        rows = [join_row(row, params) for row in rows_of(side, params)]
+        single = sum(1 for row in rows if len(row) == 1)
+        width = float(np.median([it.x1 - it.x0 for row in rows for it in row]))
+        if single < 0.8 * len(rows) or width < params.column_fill * extent(side):
+            return False
+    return gutter < params.column_gutter * min(extent(side) for side in near)
+
+
+def _next_column(items: list[Item], params: LayoutParams, last: bool) -> list[Item]:
+    """The items of the column nearest a gutter: the side's last (or first) column."""
+    h = median_height(items)
+    bands = interior(free_bands(items, min(i.x0 for i in items), max(i.x1 for i in items),
+                                params.gutter * h), items)
+    if not bands:
+        return items
+    if last:
+        edge = bands[-1][1]
+        return [it for it in items if it.x0 >= edge]
+    edge = bands[0][0]
+    return [it for it in items if it.x1 <= edge]

@@ -1,0 +1,157 @@
+"""The layout stage: typed lines in, ordered typed blocks out. Every engine calls it.
+
+    blocks = layout_page(lines, width, height)                      # OCR: order from geometry
+    blocks = layout_page(lines, width, height, keep_order=True)     # text layer: its own order,
+                                                                    # where that order reads right
+1. Lines inside a non-text region found from the page's ink (a figure and its labels) are
+   taken out and read together as one `figure` block.
+2. Margin notes are taken out and woven back beside their paragraphs (margin_notes.py).
+3. The body is cut into regions and columns and read into paragraph-sized blocks (order.py).
+4. Blocks get their kinds (kinds.py).
+5. With `keep_order`, the lines keep the order they came in (a PDF's content stream) unless
+   that order jumps back up inside a column; the blocks and kinds are still the stage's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from model_cache.layout.geometry import (Group, Item, LayoutParams, join_leaders, join_row, make_item,
+                                         median_height, page_skew, rows_of)
+from model_cache.layout.kinds import assign_kinds
+from model_cache.layout.lines import LayoutLine
+from model_cache.layout.margin_notes import note_groups, split_margin_notes, weave_notes
+from model_cache.layout.order import ordered_blocks
+from model_cache.layout.tables import table_grid
+from outputs.model import Block
+
+Rect = tuple[float, float, float, float]  # x0, y0, x1, y1 in pixels
+
+
+def layout_page(lines: list[LayoutLine], width: float, height: float, *, figures: list[Rect] = (),
+                keep_order: bool = False, params: LayoutParams | None = None) -> list[Block]:
+    params = params or LayoutParams()
+    if is_vertical(lines):
+        # Columns of vertical text read top to bottom, right to left: turned a quarter, they are
+        # rows read left to right, top to bottom; the blocks keep the lines as they came.
+        turned = [replace(line, box=_quarter_turn(line.box, width)) for line in lines]
+        figures = [(y0, width - x1, y1, width - x0) for x0, y0, x1, y1 in figures]
+        groups = _groups(turned, height, width, figures, params)
+        return [Block([lines[i].to_line() for it in g.items for i in it.ids], g.kind) for g in groups]
+    groups = _groups(lines, width, height, figures, params)
+    if keep_order and reads_right([make_item(line) for line in lines if _has_text(line)], _height(lines)):
+        return _in_given_order(groups, lines)
+    return [_block(g) for g in groups]
+
+
+def _has_text(line: LayoutLine) -> bool:
+    return bool(line.text.strip() or line.bullet)
+
+
+def _height(lines: list[LayoutLine]) -> float:
+    return median_height([make_item(line) for line in lines if _has_text(line)])
+
+
+def _groups(lines: list[LayoutLine], width: float, height: float, figures: list[Rect],
+            params: LayoutParams) -> list[Group]:
+    indexed = [(i, line) for i, line in enumerate(lines) if _has_text(line)]
+    skew = page_skew([line for _, line in indexed])
+    items = join_leaders([make_item(line, skew, (i,)) for i, line in indexed], params)
+    if not items:
+        return []
+    h = median_height(items)
+    figure_groups, items = _take_figures(items, figures, params)
+    notes, body = split_margin_notes(items, params, h, height)
+    groups = ordered_blocks(body, params, h) if body else []
+    if notes:
+        groups = weave_notes(groups, note_groups(notes, params, h), params, h)
+    groups = _place_figures(groups, figure_groups)
+    assign_kinds(groups, height, h, params)
+    return groups
+
+
+def is_vertical(lines: list[LayoutLine], share: float = 0.6) -> bool:
+    """Most lines of several characters set vertically (boxes much taller than wide)."""
+    long = [line for line in lines if len(line.text.strip()) >= 3]
+    if len(long) < 2:
+        return False
+    tall = sum(1 for line in long if _box_height(line.box) > 2 * _box_width(line.box))
+    return tall >= share * len(long)
+
+
+def _box_width(box) -> float:
+    return max(p[0] for p in box) - min(p[0] for p in box)
+
+
+def _box_height(box) -> float:
+    return max(p[1] for p in box) - min(p[1] for p in box)
+
+
+def _quarter_turn(box, width: float):
+    """(x, y) -> (y, width - x): the rightmost column becomes the top row; corners re-listed
+    clockwise from the new top-left."""
+    turned = [[y, width - x] for x, y in box]
+    return turned[1:] + turned[:1]
+
+
+def _block(group: Group) -> Block:
+    grid = table_grid(group.rows) if group.kind == "table" and group.rows else None
+    return Block([it.line.to_line() for it in group.items], group.kind, grid)
+
+
+def _take_figures(items: list[Item], figures: list[Rect],
+                  params: LayoutParams) -> tuple[list[Group], list[Item]]:
+    """(one figure group per region holding lines, the other items). A region is read row by row."""
+    groups, rest = [], list(items)
+    for x0, y0, x1, y1 in figures:
+        inside = [it for it in rest if x0 <= (it.x0 + it.x1) / 2 <= x1 and y0 <= it.cy <= y1]
+        if inside:
+            rows = [join_row(row, params) for row in rows_of(inside, params)]
+            groups.append((Group([it for row in rows for it in row], "figure"), (x0, y0, x1, y1)))
+            rest = [it for it in rest if all(it is not o for o in inside)]
+    return groups, rest
+
+
+def _place_figures(groups: list[Group], figures: list[tuple[Group, Rect]]) -> list[Group]:
+    """Each figure goes before the first block that starts below its top edge and shares its
+    x range (the text after it in its column), else at the end."""
+    out = list(groups)
+    for figure, (x0, y0, x1, y1) in sorted(figures, key=lambda f: f[1][1]):
+        at = next((k for k, g in enumerate(out) if g.kind != "figure"
+                   and min(it.y0 for it in g.items) >= y0
+                   and min(it.x0 for it in g.items) < x1 and max(it.x1 for it in g.items) > x0), len(out))
+        out.insert(at, figure)
+    return out
+
+
+def reads_right(items: list[Item], h: float, share: float = 0.05) -> bool:
+    """Does a sequence of lines read as a reader would? It may go down a column, on to the
+    next column or region, back up to a column's top; what no reader does is go up within
+    one column. The order fails if more than `share` of its steps (at least two) do."""
+    backward = 0
+    for a, b in zip(items, items[1:]):
+        overlap = min(a.x1, b.x1) - max(a.x0, b.x0)
+        if overlap > 0.5 * min(a.x1 - a.x0, b.x1 - b.x0) and b.y0 < a.y0 - 0.5 * h:
+            backward += 1
+    return backward <= max(1, share * len(items))
+
+
+def _in_given_order(groups: list[Group], lines: list[LayoutLine]) -> list[Block]:
+    """The input lines in their own order, cut into blocks wherever the next line belongs to
+    another of the stage's blocks; each block keeps its group's kind. Lines joined into one row by the stage stay the separate lines they were."""
+    owner: dict[int, int] = {}
+    for g, group in enumerate(groups):
+        for it in group.items:
+            for i in it.ids:
+                owner[i] = g
+    blocks: list[Block] = []
+    previous = None
+    for i, line in enumerate(lines):
+        g = owner.get(i)
+        if g is None:
+            continue
+        if g != previous:
+            blocks.append(Block([], groups[g].kind))
+        blocks[-1].lines.append(line.to_line())
+        previous = g
+    return blocks

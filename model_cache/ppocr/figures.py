@@ -1,0 +1,91 @@
+"""Non-text regions (figures, charts, diagrams, photos) found from the page's ink.
+
+Ink left after the recognised lines are erased is grouped into regions; a region is a figure
+when it is large (several line heights each way), holds a drawn stroke and ink inside, not only
+a frame around text or a shaded background behind it, and little text (a ruled table's grid
+holds rows of text; a chart's labels are sparse). The regions go to the layout stage, which reads the
+lines inside one (a chart's labels) together as a `figure` block instead of letting them break
+the page's columns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from model_cache.layout.lines import LayoutLine
+
+Rect = tuple[float, float, float, float]
+
+
+@dataclass(frozen=True)
+class FigureParams:
+    scale: int = 4  # work on the page shrunk this much
+    min_size: float = 3.0  # a region's width and height, in median line heights...
+    min_ink: float = 0.02  # ...with this share of its inside (frame left out) inked...
+    max_ink: float = 0.7  # ...but not this much (a shaded box behind text)
+    max_page: float = 0.6  # a region over this share of the page is a page frame, not a figure
+    max_text: float = 0.25  # text over this share of it: a ruled table or a boxed text, not a figure
+    join: float = 1.0  # ink closer than this (line heights) is one region
+    stroke: float = 2.0  # a drawing has a connected stroke this wide and high (line heights)
+
+
+def figure_regions(rgb: np.ndarray, lines: list[LayoutLine],
+                   params: FigureParams = FigureParams()) -> list[Rect]:
+    if not lines:
+        return []
+    s = params.scale
+    gray = cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)
+    threshold, _ = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    full = (gray < min(max(threshold, 100), 200)).astype(np.uint8)  # Otsu says 0 on pure black and white
+    rows, cols = full.shape[0] // s, full.shape[1] // s  # shrink keeping thin strokes: max-pool
+    ink = full[:rows * s, :cols * s].reshape(rows, s, cols, s).max(axis=(1, 3))
+    heights = [_bounds(line)[3] - _bounds(line)[1] for line in lines]
+    h = float(np.median(heights)) / s
+    text = np.zeros_like(ink)
+    for line in lines:  # erase the text, with a small margin
+        x0, y0, x1, y1 = (v / s for v in _bounds(line))
+        pad = 0.15 * (y1 - y0)
+        text[max(0, int(y0 - pad)):int(np.ceil(y1 + pad)), max(0, int(x0 - pad)):int(np.ceil(x1 + pad))] = 1
+    ink[text == 1] = 0
+    k = max(1, int(round(params.join * h)))
+    grown = cv2.dilate(ink, np.ones((k, k), np.uint8))
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(grown, connectivity=8)
+    strokes = _stroke_regions(ink, labels, params.stroke * h)
+    page = ink.shape[0] * ink.shape[1]
+    regions = []
+    for i in range(1, count):
+        x, y, w, hh = (int(stats[i, j]) for j in (cv2.CC_STAT_LEFT, cv2.CC_STAT_TOP,
+                                                  cv2.CC_STAT_WIDTH, cv2.CC_STAT_HEIGHT))
+        if w < params.min_size * h or hh < params.min_size * h or w * hh > params.max_page * page:
+            continue
+        if i not in strokes:
+            continue  # only specks, dots and short marks: dot leaders, noise, stray symbols
+        window = (slice(y + hh // 8, y + hh - hh // 8), slice(x + w // 8, x + w - w // 8))
+        free = text[window] == 0  # the share is of what is not text
+        share = float(ink[window][free].mean()) if free.any() else 0.0
+        worded = 1.0 - float(free.mean()) if free.size else 1.0
+        if params.min_ink <= share <= params.max_ink and worded <= params.max_text:
+            m = params.join * h  # take in labels set just outside the drawing (axis titles)
+            regions.append((float((x - m) * s), float((y - m) * s), float((x + w + m) * s),
+                            float((y + hh + m) * s)))
+    return regions
+
+
+def _stroke_regions(ink: np.ndarray, labels: np.ndarray, size: float) -> set[int]:
+    """Labels of the grown regions that hold one connected stroke at least `size` wide and
+    high (an axis pair, a box, a curve, a photo), as drawings do and rows of dots do not."""
+    count, parts, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    big = np.flatnonzero((stats[1:, cv2.CC_STAT_WIDTH] >= size) & (stats[1:, cv2.CC_STAT_HEIGHT] >= size)) + 1
+    out = set()
+    for j in big:
+        ys, xs = np.nonzero(parts == j)
+        out.add(int(labels[ys[0], xs[0]]))
+    return out
+
+
+def _bounds(line: LayoutLine) -> tuple[float, float, float, float]:
+    xs = [p[0] for p in line.box]
+    ys = [p[1] for p in line.box]
+    return min(xs), min(ys), max(xs), max(ys)

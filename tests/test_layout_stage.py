@@ -1,0 +1,152 @@
+"""The layout stage's contract: typed lines in, ordered typed blocks out (model_cache/layout)."""
+
+from __future__ import annotations
+
+import pytest
+
+from model_cache.layout import LayoutLine, from_line, layout_page
+from outputs.model import Line
+
+W, H = 1654, 2339  # an A4 page at 200 dpi
+
+
+def line(text: str, x0: float, y0: float, x1: float, h: float = 30, **notes) -> LayoutLine:
+    return LayoutLine(text, 0.99, [[x0, y0], [x1, y0], [x1, y0 + h], [x0, y0 + h]], **notes)
+
+
+def order(blocks) -> list[str]:
+    return [ln.text for b in blocks for ln in b.lines]
+
+
+@pytest.mark.parametrize("mark", ["•", "▶", "■", "◦", "-"])
+def test_every_bullet_starts_a_list_item(mark):
+    """The bullet sets had drifted: three "•" lines made 3 blocks, the same lines with "▶" made 1."""
+    lines = [from_line(Line(f"{mark} item {k}", 0.99, line("", 100, 200 + 40 * k, 700).box))
+             for k in range(3)]
+    blocks = layout_page(lines, W, H)
+    assert [(b.kind, b.text) for b in blocks] == [("list", f"{mark} item {k}") for k in range(3)]
+
+
+def test_a_bullet_found_in_the_pixels_is_the_same_as_one_read():
+    read = [from_line(Line(f"▶ item {k}", 0.99, line("", 100, 200 + 40 * k, 700).box)) for k in range(3)]
+    found = [line(f"item {k}", 100, 200 + 40 * k, 700, bullet="▶") for k in range(3)]
+    assert [b.text for b in layout_page(read, W, H)] == [b.text for b in layout_page(found, W, H)]
+
+
+def column(prefix: str, x0: float, x1: float, y0: float, n: int, step: float = 40) -> list[LayoutLine]:
+    return [line(f"{prefix}{k} " + "x" * 30, x0, y0 + step * k, x1) for k in range(n)]
+
+
+def firsts(blocks) -> list[str]:
+    return [t.split()[0] for t in order(blocks)]
+
+
+def test_two_columns_with_a_spanning_title_and_figure():
+    """A paper page: title and abstract across both columns, two columns, a figure (its labels
+    scattered over both columns' width) and its caption across the page, two more columns."""
+    lines = [line("A Title of the Paper", 400, 150, 1250, 60), line("abstract " + "a " * 60, 150, 260, 1500)]
+    lines += column("L", 150, 800, 350, 10) + column("R", 860, 1500, 350, 10)
+    labels = [line("0.5", 300, 820, 350), line("axis", 700, 900, 780), line("1.0", 1300, 820, 1350),
+              line("time (s)", 800, 1000, 950)]
+    caption = line("Figure 1: Results of the experiment across the page width.", 150, 1080, 1500)
+    lines += labels + [caption] + column("M", 150, 800, 1180, 8) + column("N", 860, 1500, 1180, 8)
+    got = firsts(layout_page(lines, W, H, figures=[(250, 800, 1400, 1050)]))
+    want = (["A", "abstract"] + [f"L{k}" for k in range(10)] + [f"R{k}" for k in range(10)]
+            + ["0.5", "1.0", "axis", "time", "Figure"] + [f"M{k}" for k in range(8)]
+            + [f"N{k}" for k in range(8)])
+    assert got == want
+
+
+def test_two_columns_with_a_spanning_table_between_them():
+    lines = column("L", 150, 800, 300, 10) + column("R", 860, 1500, 300, 10)
+    lines.append(line("Table 2: Timings of the runs.", 500, 760, 1150))
+    for r in range(4):  # a table across the page: cells on both sides of the gutter
+        lines += [line(f"t{r}a", 200, 820 + 40 * r, 400), line(f"t{r}b", 700, 820 + 40 * r, 830),
+                  line(f"t{r}c", 1000, 820 + 40 * r, 1100), line(f"t{r}d", 1300, 820 + 40 * r, 1400)]
+    lines += column("M", 150, 800, 1040, 6) + column("N", 860, 1500, 1040, 6)
+    blocks = layout_page(lines, W, H)
+    want = ([f"L{k}" for k in range(10)] + [f"R{k}" for k in range(10)] + ["Table"]
+            + [f"t{r}{c}" for r in range(4) for c in "abcd"] + [f"M{k}" for k in range(6)]
+            + [f"N{k}" for k in range(6)])
+    assert firsts(blocks) == want
+    table = next(b for b in blocks if b.kind == "table")
+    assert table.grid == [[f"t{r}{c}" for c in "abcd"] for r in range(4)]
+    assert next(b for b in blocks if b.text.startswith("Table")).kind == "caption"
+
+
+def test_three_columns_of_unequal_width():
+    lines = column("A", 100, 400, 200, 12) + column("B", 460, 1000, 200, 12) + column("C", 1060, 1550, 200, 9)
+    assert firsts(layout_page(lines, W, H)) == ([f"A{k}" for k in range(12)] + [f"B{k}" for k in range(12)]
+                                               + [f"C{k}" for k in range(9)])
+
+
+def test_footnotes_are_marked_and_follow_the_body():
+    body = [line(f"b{k} " + "w " * 50, 150, 300 + 40 * k, 1500) for k in range(20)]
+    notes = [line("1 A footnote set smaller than the body text.", 150, 2050, 1200, 22),
+             line("2 And a second one.", 150, 2080, 700, 22)]
+    footer = [line("7", 800, 2230, 830)]
+    blocks = layout_page(notes + footer + body, W, H)
+    assert [b.kind for b in blocks][-3:] == ["footnote", "footnote", "footer"]
+    assert blocks[-3].text.startswith("1 A footnote")
+
+
+def test_a_slide_title_bullets_and_a_text_box():
+    sw, sh = 1280, 960
+    lines = [line("Slide title", 100, 60, 700, 70)]
+    lines += [line(f"point {k}", 160, 250 + 90 * k, 900, 45, bullet="▶") for k in range(3)]
+    lines += [line("a text box", 950, 700, 1200, 35), line("in the corner", 950, 745, 1200, 35)]
+    blocks = layout_page(lines, sw, sh)
+    assert [b.kind for b in blocks] == ["title", "list", "list", "list", "text"]
+    assert blocks[-1].text == "a text box\nin the corner"
+
+
+def test_a_table_of_contents_with_leaders_is_read_row_by_row():
+    lines = []
+    for k in range(6):
+        y = 300 + 45 * k
+        lines += [line(f"{k + 1} Chapter {k}", 150, y, 600, leader=True), line(str(3 + 7 * k), 1450, y, 1490)]
+    blocks = layout_page(lines, W, H)
+    assert [b.kind for b in blocks] == ["table"]
+    assert order(blocks) == [f"{k + 1} Chapter {k} ... {3 + 7 * k}" for k in range(6)]
+
+
+def test_vertical_cjk_is_read_top_to_bottom_right_to_left():
+    lines = [LayoutLine(f"第{k}列竖排文字内容", 0.99, [[1400 - 80 * k, 200], [1440 - 80 * k, 200],
+                                                    [1440 - 80 * k, 900], [1400 - 80 * k, 900]])
+             for k in range(8)]
+    assert order(layout_page(list(reversed(lines)), W, H)) == [f"第{k}列竖排文字内容" for k in range(8)]
+
+
+def test_a_text_layer_that_reads_right_keeps_its_order_and_gets_kinds():
+    """A running head drawn last in the content stream stays last (that order reads right),
+    and still gets its kind."""
+    lines = [line(f"p{k} " + "w " * 50, 150, 300 + 40 * k, 1500, origin="textlayer") for k in range(6)]
+    lines.append(line("Running head", 150, 120, 600, origin="textlayer"))
+    blocks = layout_page(lines, W, H, keep_order=True)
+    assert order(blocks)[-1] == "Running head" and blocks[-1].kind == "header"
+
+
+def test_a_text_layer_drawn_out_of_order_gets_the_stages_order():
+    lines = [line(f"p{k} " + "w " * 50, 150, 300 + 40 * k, 1500, origin="textlayer") for k in range(6)]
+    blocks = layout_page(list(reversed(lines)), W, H, keep_order=True)
+    assert firsts(blocks) == [f"p{k}" for k in range(6)]
+
+
+def test_pre_layout_lines_are_kept_and_replayed(tmp_path, monkeypatch):
+    import numpy as np
+
+    from model_cache.layout.replay import ENV, PageLines, cached
+    rgb = np.zeros((4, 5, 3), dtype=np.uint8)
+    page = PageLines([line("kept", 1, 2, 3, bullet="•", leader=True)], 5, 4, 90)
+    calls = []
+
+    def read() -> PageLines:
+        calls.append(1)
+        return page
+
+    assert cached(rgb, "s", read) is page  # unset: nothing stored
+    monkeypatch.setenv(ENV, str(tmp_path))
+    first, again = cached(rgb, "s", read), cached(rgb, "s", read)
+    assert len(calls) == 2 and again == first == page
+    cached(rgb, "other settings", read)
+    assert len(calls) == 3 and len(list(tmp_path.glob("*.json"))) == 2

@@ -1,0 +1,73 @@
+"""Figures are found from the ink left once the text is erased (model_cache/ppocr/figures.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+from PIL import Image, ImageDraw
+
+from model_cache.layout import LayoutLine
+from model_cache.ppocr.figures import figure_regions
+
+
+def _line(text: str, x0: int, y0: int, x1: int, h: int = 30) -> LayoutLine:
+    return LayoutLine(text, 0.99, [[x0, y0], [x1, y0], [x1, y0 + h], [x0, y0 + h]])
+
+
+def _page(draw_extra) -> tuple[np.ndarray, list[LayoutLine]]:
+    image = Image.new("RGB", (1600, 1400), "white")
+    draw = ImageDraw.Draw(image)
+    lines = []
+    for k in range(6):  # text lines: solid bars where the words would be
+        y = 100 + 40 * k
+        draw.rectangle([150, y + 6, 1450, y + 24], fill="black")
+        lines.append(_line(f"line {k}", 145, y, 1455))
+    lines += draw_extra(draw)
+    return np.asarray(image), lines
+
+
+def _chart(draw) -> list[LayoutLine]:
+    draw.line([(300, 500), (300, 1000), (1200, 1000)], fill="black", width=3)  # axes
+    xs = np.linspace(300, 1200, 60)
+    draw.line(list(zip(xs, 1000 - 400 * np.abs(np.sin(xs / 150)))), fill="black", width=3)
+    draw.rectangle([700, 1020, 800, 1040], fill="black")  # an axis label's ink
+    return [_line("time", 695, 1015, 805)]
+
+
+def test_a_chart_is_a_figure_that_takes_in_its_labels():
+    rgb, lines = _page(_chart)
+    (x0, y0, x1, y1), = figure_regions(rgb, lines)
+    assert x0 <= 300 and x1 >= 1200 and y0 <= 500 and y1 >= 1040
+
+
+def test_a_frame_or_a_shaded_box_around_text_is_not_a_figure():
+    def framed(draw) -> list[LayoutLine]:
+        draw.rectangle([140, 600, 1460, 900], outline="black", width=3)
+        draw.rectangle([160, 950, 1440, 1300], fill=(90, 90, 90))
+        out = []
+        for k in range(5):
+            y = 620 + 50 * k
+            draw.rectangle([180, y + 6, 1400, y + 24], fill="black")
+            out.append(_line(f"boxed {k}", 175, y, 1405))
+            y = 970 + 60 * k
+            draw.rectangle([180, y + 6, 1400, y + 24], fill="white")
+            out.append(_line(f"shaded {k}", 175, y, 1405))
+        return out
+    rgb, lines = _page(framed)
+    assert figure_regions(rgb, lines) == []
+
+
+def test_a_ruled_table_is_not_a_figure():
+    def ruled(draw) -> list[LayoutLine]:
+        out = []
+        for r in range(8):
+            y = 600 + 50 * r
+            draw.line([(300, y), (1300, y)], fill="black", width=2)
+            for c in range(4):
+                x = 320 + 250 * c
+                draw.rectangle([x, y + 14, x + 200, y + 36], fill="black")
+                out.append(_line(f"cell {r}{c}", x - 5, y + 10, x + 205))
+        for c in range(5):
+            draw.line([(300 + 250 * c, 600), (300 + 250 * c, 1000)], fill="black", width=2)
+        return out
+    rgb, lines = _page(ruled)
+    assert figure_regions(rgb, lines) == []
