@@ -70,6 +70,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--copies", nargs="+", choices=("born", "scan"), default=["born", "scan"])
     parser.add_argument("--subset", type=int, default=0,
                         help="with --corpus: a seeded subset of this many pages per half (0: all)")
+    parser.add_argument("--baseline", action="store_true",
+                        help="with --corpus: name this pagerunner run the baseline that "
+                             "benchmarks/corpus_relayout.py shows beside the checkout's layout")
     parser.add_argument("--engine-option", "-E", action="append", default=[], metavar="KEY=VALUE",
                         help="a setting for pagerunner's engine (repeatable), as `pagerunner run -E`")
     args = parser.parse_args()
@@ -212,12 +215,14 @@ def render_markdown(results: dict[str, dict[str, Cell]], sets: dict[str, list[Sa
 
 
 def corpus_main(args: argparse.Namespace) -> None:
-    from corpus_accuracy import run_corpus
+    from corpus_accuracy import mark_baseline, run_corpus
 
     extra = tuple(tuple(kv.split("=", 1)) for kv in args.engine_option)
     tools, missing = load_tools(args.tools, args.threads, extra)
     if not tools:
         raise SystemExit("no tool available")
+    if args.baseline:
+        mark_baseline(args.corpus, tools)
     markdown = run_corpus(args.corpus, tuple(args.halves), tuple(args.copies), tools, args.subset,
                           args.report_only)
     header = ["Tools:", *[f"- **{tool.name}**: {tool.description}" for tool in tools],

@@ -235,3 +235,11 @@ def run_corpus(root: Path, halves: tuple[str, ...], copies: tuple[str, ...], too
     every = load_pages(root, HALVES, 0)
     total = {h: sum(1 for p in every if p.half == h) for h in HALVES}
     return corpus_markdown(pages, results, tools, halves, copies, subset, total)
+
+
+def mark_baseline(root: Path, tools: list) -> None:
+    """results/BASELINE names the pagerunner run that corpus_relayout.py compares with."""
+    mine = [t for t in tools if isinstance(t, PagerunnerTool)]
+    if mine:
+        (root / "results").mkdir(parents=True, exist_ok=True)
+        (root / "results" / "BASELINE").write_text(mine[0].description + "\n", encoding="utf-8")
