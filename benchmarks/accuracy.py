@@ -216,6 +216,7 @@ def render_markdown(results: dict[str, dict[str, Cell]], sets: dict[str, list[Sa
 
 def corpus_main(args: argparse.Namespace) -> None:
     from corpus_accuracy import mark_baseline, run_corpus
+    from corpus_report import corpus_section
 
     extra = tuple(tuple(kv.split("=", 1)) for kv in args.engine_option)
     tools, missing = load_tools(args.tools, args.threads, extra)
@@ -225,9 +226,14 @@ def corpus_main(args: argparse.Namespace) -> None:
         mark_baseline(args.corpus, tools)
     markdown = run_corpus(args.corpus, tuple(args.halves), tuple(args.copies), tools, args.subset,
                           args.report_only)
-    header = ["Tools:", *[f"- **{tool.name}**: {tool.description}" for tool in tools],
+    header = ["Tools (one process each, side by side, 1 thread each):",
+              *[f"- **{tool.name}**: {tool.description}" for tool in tools],
               *[f"- not measured: {m}" for m in missing], ""]
     print("\n".join(header) + markdown)
+    if not args.no_docs:
+        section = corpus_section(args.corpus, "\n".join(header) + markdown)
+        replace_section("corpus", section)
+        print("updated docs/benchmarks.md (section 'corpus')", file=sys.stderr)
 
 
 def main() -> None:

@@ -54,6 +54,20 @@ def lines_folder(root: Path) -> Path:
     return root / recognition_digest()
 
 
+def replay_folder(root: Path, digest: str | None = None) -> tuple[Path, str]:
+    """The recorded lines to replay: those of `digest`, else of this checkout's recognition code,
+    else (with a warning) the most recent recording."""
+    wanted = root / (digest or recognition_digest())
+    if wanted.is_dir() or digest:
+        return wanted, ""
+    recorded = sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime) \
+        if root.is_dir() else []
+    if not recorded:
+        return wanted, ""
+    return recorded[-1], (f"no lines recorded for this checkout's recognition code "
+                          f"({recognition_digest()}); replaying those of {recorded[-1].name}")
+
+
 def record_path(root: Path, set_name: str, ident: str) -> Path:
     return lines_folder(root) / set_name / f"{ident}.json"
 
@@ -91,8 +105,9 @@ def attach_line_recorder(tool, root: Path) -> None:
     tool.ocr_page = ocr_page
 
 
-def load_record(root: Path, set_name: str, ident: str) -> dict | None:
-    path = record_path(root, set_name, ident)
+def load_record(folder: Path, set_name: str, ident: str) -> dict | None:
+    """A page's recording in `folder` (one digest's folder, see replay_folder)."""
+    path = folder / set_name / f"{ident}.json"
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
 

@@ -25,7 +25,7 @@ if str(REPO) not in sys.path:
 
 from corpus_accuracy import (PageScore, half_table, load_pages, score_page,  # noqa: E402
                              tool_cache)
-from corpus_lines import load_record, recognition_digest, replaying  # noqa: E402
+from corpus_lines import load_record, replay_folder, replaying  # noqa: E402
 from result_cache import ResultCache  # noqa: E402
 
 RELAYOUT = "pagerunner (this checkout)"
@@ -40,6 +40,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--subset", type=int, default=0, help="seeded subset per half, as accuracy.py --subset")
     parser.add_argument("--peers", nargs="*", default=["tesseract", "rapidocr-v5"])
     parser.add_argument("--worst", type=int, default=0, help="list this many worst pages (by CER) per set")
+    parser.add_argument("--lines-digest", help="replay the lines recorded under this recognition digest "
+                        "(default: this checkout's, else the latest recording)")
     parser.add_argument("--dump", type=Path, help="write each page's relayout text into this folder")
     return parser.parse_args()
 
@@ -66,6 +68,9 @@ def main() -> None:
     baseline = baseline_records(args.corpus)
     engine = create_engine("ppocr", EngineOptions(threads=1))
     holder: dict = {}
+    folder, warning = replay_folder(args.corpus / "lines", args.lines_digest)
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)
     started = time.perf_counter()
     results: dict[tuple[str, str], dict[str, dict[str, PageScore]]] = {}
     missing = 0
@@ -73,7 +78,7 @@ def main() -> None:
         for copy in args.copies:
             for page in pages:
                 set_name = f"corpus-{page.half}-{copy}"
-                record = load_record(args.corpus / "lines", set_name, page.ident)
+                record = load_record(folder, set_name, page.ident)
                 peer_texts = {t.name: caches[t.name].get(set_name, page.ident, t.name, t.description)
                               for t in peers}
                 if record is None or any(v is None for v in peer_texts.values()):
@@ -93,7 +98,7 @@ def main() -> None:
                 for name, cached in peer_texts.items():
                     cell.setdefault(name, {})[page.ident] = score_page(reference, cached.text)
     seconds = time.perf_counter() - started
-    print(f"recognition digest {recognition_digest()}; {sum(len(c[RELAYOUT]) for c in results.values())} "
+    print(f"lines of {folder}; {sum(len(c[RELAYOUT]) for c in results.values())} "
           f"pages re-laid out in {seconds:.1f} s; {missing} pages without recorded lines or peer results")
     for (half, copy), cell in results.items():
         complete = {k: v for k, v in cell.items() if len(v) == len(cell[RELAYOUT])}

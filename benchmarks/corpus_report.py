@@ -75,3 +75,57 @@ Counts (a page counts in every category it has; categories are assigned by the r
 benchmarks/corpus_layout.py from the text layer and page objects, never by hand):
 {count_table(manifest.pages, manifest.documents)}
 """
+
+
+def corpus_section(root: Path, tables: str) -> str:
+    """The docs/benchmarks.md section: what the corpus is, how it was made, and the tables."""
+    import json
+
+    from report_md import command_line, machine_facts, utc_now
+
+    manifest = json.loads((Path(__file__).resolve().parent / "corpus_manifest.json").read_text(encoding="utf-8"))
+    pages, documents = manifest["pages"], manifest["documents"]
+    return "\n".join([
+        "## Layout corpus: Debian documentation pages, tune and check halves (issue 12)",
+        "",
+        f"{len(pages)} pages of {len(documents)} born-digital PDFs from {len(manifest['packages'])} Debian "
+        "documentation packages, chosen and built by `benchmarks/corpus.py` from "
+        "`benchmarks/corpus_manifest.json` (package versions, .deb sha256, every document and page with "
+        "its half and categories). Rebuild: `python benchmarks/corpus.py build --out /work/corpus` "
+        "(downloads the named .debs with `apt-get download`, refuses any whose sha256 differs); "
+        "choose again: `python benchmarks/corpus.py select` (same seed and versions give the same manifest). "
+        "Held back to check the layout work, never in the corpus: " + ", ".join(manifest["held_back"]) + ".",
+        "",
+        "Rule (seeded, seed " + str(manifest["seed"]) + "): a seeded sample of each package's PDFs (all of "
+        "the small ones), 10 seeded pages of each, kept when the text layer is real text (>= 20 non-space "
+        "characters, <= 10 % unmapped glyphs, `pagerunner eval`'s rules); each layout category (and Chinese) "
+        "first gets up to 40 pages (Chinese 100), rarest first, then round-robin over documents up to 520, "
+        "at most 8 pages per document. Categories come from the text layer's character boxes, fonts and the "
+        "page's objects (rules in `benchmarks/corpus_layout.py`); a page counts in every category it has. "
+        "Halves: a seeded hash of the document's name, fixed before any OCR ran. Pages are rendered at "
+        f"{manifest['dpi']:.0f} dpi by pagerunner's renderer; the `scan` copy goes through "
+        "`eval_sets.simulate_scan` (0.3-1.2 deg skew, blur, noise, JPEG q55-75). Ground truth: the page's "
+        "text layer as `pagerunner eval --against-text-layer` reads it, in content-stream order.",
+        "",
+        "Pages per category and half:",
+        "",
+        count_table(pages, documents),
+        "",
+        "Packages:",
+        "",
+        package_table(manifest["packages"], documents, pages),
+        "",
+        f"Measured {utc_now()} with `{command_line()}` (from the per-tool result caches in "
+        f"`{root}/results/`). Machine: {machine_facts()}; shared with six other jobs (load 12-20 on 2 "
+        "cores), so no timings are given here.",
+        "",
+        "Metric (issue 12's): text after NFKC with all whitespace removed; page CER mean / median over "
+        "the pages of a category, bag-of-characters F1 mean over pages; `1.5(1-F1)` is the order bound "
+        "mean CER must stay under. `issue 12` lists the conditions pagerunner misses in that row: "
+        "`> tess` (mean CER above Tesseract's, English categories), `> tess/2` (Chinese: above half of "
+        "Tesseract's), `> rapid` (above RapidOCR PP-OCRv5's), `order` (mean CER > 1.5(1-F1)). Tesseract: "
+        "`--psm 3`, `eng`, `chi_sim+eng` on Chinese pages (tessdata_fast from Debian). RapidOCR: default "
+        "settings with the PP-OCRv5 mobile ONNX weights pagerunner also uses.",
+        "",
+        tables,
+    ])

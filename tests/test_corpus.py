@@ -105,3 +105,28 @@ def test_corpus_scores_ignore_whitespace_and_check_order():
     assert verdict("two-column", good, {"tesseract": tess, "rapidocr v5": tess}) == "met"
     assert verdict("two-column", bad_order, {"tesseract": tess}) == "> tess, order"
     assert verdict("zh", good, {"tesseract": Group([PageScore(0.010, 0.99)])}) == "> tess/2"
+
+
+@pytest.mark.slow
+def test_replayed_lines_give_the_recorded_text(tmp_path):
+    """The fast layout loop is faithful: laying out recorded lines again gives the text the full
+    engine gave on the same page (zhlipsum: Chinese, with margin notes)."""
+    from corpus_accuracy import CorpusPage
+    from corpus_lines import attach_line_recorder, load_record, replay_folder, replaying
+    from eval_sets import render_page
+    from peers import PagerunnerTool
+
+    image = render_page(eval_kit() / "pdfs" / "zhlipsum.p1-4.pdf", 2, 200.0)
+    image_path = tmp_path / "page.png"
+    image.save(image_path)
+    page = CorpusPage("zh.p002", "tune", "zh", ["margin-notes"], {"born": "page.png"}, tmp_path)
+    tool = PagerunnerTool("ppocr", 2)
+    attach_line_recorder(tool, tmp_path / "lines")
+    full = tool.ocr_page(page.load("born"), page, "born")
+    folder, warning = replay_folder(tmp_path / "lines")
+    record = load_record(folder, "corpus-tune-born", "zh.p002")
+    assert not warning and record is not None and record["lines"]
+    holder = {"record": record}
+    with replaying(tool.engine, holder):
+        replayed = tool.engine.ocr(page.load("born")).text
+    assert replayed == full and len(full) > 100
