@@ -77,6 +77,17 @@ def load_pages(root: Path, halves: tuple[str, ...], subset: int) -> list[CorpusP
     return pages
 
 
+def interleaved(pages: list[CorpusPage]) -> list[CorpusPage]:
+    """Pages in subset order with the halves taking turns, so a run cut short covers both alike."""
+    halves: dict[str, list[CorpusPage]] = {}
+    for page in sorted(pages, key=lambda p: subset_rank(p.ident)):
+        halves.setdefault(page.half, []).append(page)
+    ordered = []
+    for i in range(max((len(v) for v in halves.values()), default=0)):
+        ordered += [v[i] for v in halves.values() if i < len(v)]
+    return ordered
+
+
 @dataclass
 class PageScore:
     cer: float
@@ -118,7 +129,7 @@ def collect(pages: list[CorpusPage], copies: tuple[str, ...], tools: list, cache
     page is scored only once every tool has a result for it (same pages for every tool)."""
     out: dict[tuple[str, str], dict[str, dict[str, PageScore]]] = {}
     for copy in copies:
-        for page in pages:
+        for page in interleaved(pages):
             reference = None
             results = {}
             for tool in tools:
