@@ -416,7 +416,7 @@ def build(manifest: Manifest, out: Path) -> list[dict]:
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")
         if n % 20 == 0:
             print(f"  {n} of {len(manifest.pages)} pages", file=sys.stderr, flush=True)
-    return sorted(records, key=lambda r: r["id"])
+    return records  # in build order: pages.jsonl lists each half's pages in seeded-subset order
 
 
 def _build_page(source, page: dict, doc: dict, out: Path, manifest: Manifest, layer_text,

@@ -57,7 +57,9 @@ Layout of {out}:
   pages/<half>/<copy>/<page>.gt.txt  ground truth: the page's text layer, exactly as
                                      `pagerunner eval --against-text-layer` reads it
   pages.jsonl                        one record per page: id, doc, page, half, lang (en|zh), tags, category,
-                                     package, pdf (path inside pdfs/<package>/), born, scan, gt
+                                     package, pdf (path inside pdfs/<package>/), born, scan, gt; in seeded-subset
+                                     order (corpus.subset_rank), halves interleaved: the first N of a half are
+                                     the pages accuracy.py --subset N scores
   pdfs/<package>/...                 the PDFs (from debs/, checked against the manifest's sha256)
   results/                           cached OCR results of benchmarks/accuracy.py --corpus (one JSONL per tool)
   lines/                             cached pre-layout lines of pagerunner (for benchmarks/corpus_relayout.py)
