@@ -79,7 +79,7 @@ benchmarks/corpus_layout.py from the text layer and page objects, never by hand)
 """
 
 
-def corpus_section(root: Path, tables: str) -> str:
+def corpus_section(root: Path, tables: str, command: str | None = None, note: str = "") -> str:
     """The docs/benchmarks.md section: what the corpus is, how it was made, and the tables."""
     import json
 
@@ -117,9 +117,9 @@ def corpus_section(root: Path, tables: str) -> str:
         "",
         package_table(manifest["packages"], documents, pages),
         "",
-        f"Measured {utc_now()} with `{command_line()}` (from the per-tool result caches in "
-        f"`{root}/results/`). Machine: {machine_facts()}; shared with six other jobs (load 12-20 on 2 "
-        "cores), so no timings are given here.",
+        f"Measured {utc_now()} with {command or '`' + command_line() + '`'} (from the per-tool result "
+        f"caches in `{root}/results/`). Machine: {machine_facts()}; shared with six other jobs, so no "
+        "timings are given here." + (" " + note if note else ""),
         "",
         "Metric (issue 12's): text after NFKC with all whitespace removed; page CER mean / median over "
         "the pages of a category, bag-of-characters F1 mean over pages; `1.5(1-F1)` is the order bound "
