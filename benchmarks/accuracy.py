@@ -3,6 +3,7 @@
 
     python benchmarks/accuracy.py                       # all sets, all tools, updates docs/benchmarks.md
     python benchmarks/accuracy.py --sets scans lines --tools pagerunner tesseract --no-docs
+    python benchmarks/accuracy.py --corpus /work/corpus --halves tune --copies born   # issue 12's corpus
 
 Every tool sees the same pixels (PDF pages rendered once by pagerunner's renderer at --dpi) and
 is scored the same way as `pagerunner eval`: CER and WER after NFKC normalisation (whitespace
@@ -54,7 +55,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--tools", nargs="+", choices=TOOL_NAMES, default=list(TOOL_NAMES))
     parser.add_argument("--dpi", type=float, default=DEFAULT_DPI, help="render resolution of PDF pages")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of the simulated scans")
-    parser.add_argument("--threads", type=int, default=2, help="thread budget of every tool")
+    parser.add_argument("--threads", type=int, help="thread budget of every tool (default 2; 1 with --corpus, "
+                        "whose runs go one tool per process side by side)")
     parser.add_argument("--limit", type=int, default=0, help="at most this many samples per set (0: all)")
     parser.add_argument("--dump", type=Path, help="write every tool's text per sample into this folder")
     parser.add_argument("--cache", type=Path, help="JSONL of results: reused when present, appended to "
@@ -62,9 +64,21 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--report-only", action="store_true",
                         help="with --cache: build the tables from the cached samples only, OCR nothing")
     parser.add_argument("--no-docs", action="store_true", help="do not update docs/benchmarks.md")
+    parser.add_argument("--corpus", type=Path, help="score the corpus built by benchmarks/corpus.py in this "
+                        "folder (per half, copy and category; results cached in its results/) instead of the kit")
+    parser.add_argument("--halves", nargs="+", choices=("tune", "check"), default=["tune", "check"])
+    parser.add_argument("--copies", nargs="+", choices=("born", "scan"), default=["born", "scan"])
+    parser.add_argument("--subset", type=int, default=0,
+                        help="with --corpus: a seeded subset of this many pages per half (0: all)")
+    parser.add_argument("--baseline", action="store_true",
+                        help="with --corpus: name this pagerunner run the baseline that "
+                             "benchmarks/corpus_relayout.py shows beside the checkout's layout")
     parser.add_argument("--engine-option", "-E", action="append", default=[], metavar="KEY=VALUE",
                         help="a setting for pagerunner's engine (repeatable), as `pagerunner run -E`")
-    return parser.parse_args()
+    args = parser.parse_args()
+    if args.threads is None:
+        args.threads = 1 if args.corpus is not None else 2
+    return args
 
 
 def load_tools(names: list[str], threads: int,
@@ -200,8 +214,33 @@ def render_markdown(results: dict[str, dict[str, Cell]], sets: dict[str, list[Sa
     return "\n".join(parts) + "\n"
 
 
+def corpus_main(args: argparse.Namespace) -> None:
+    from corpus_accuracy import mark_baseline, run_corpus
+    from corpus_report import corpus_section
+
+    extra = tuple(tuple(kv.split("=", 1)) for kv in args.engine_option)
+    tools, missing = load_tools(args.tools, args.threads, extra)
+    if not tools:
+        raise SystemExit("no tool available")
+    if args.baseline:
+        mark_baseline(args.corpus, tools)
+    markdown = run_corpus(args.corpus, tuple(args.halves), tuple(args.copies), tools, args.subset,
+                          args.report_only)
+    header = ["Tools (one process each, side by side, 1 thread each):",
+              *[f"- **{tool.name}**: {tool.description}" for tool in tools],
+              *[f"- not measured: {m}" for m in missing], ""]
+    print("\n".join(header) + markdown)
+    if not args.no_docs:
+        section = corpus_section(args.corpus, "\n".join(header) + markdown)
+        replace_section("corpus", section)
+        print("updated docs/benchmarks.md (section 'corpus')", file=sys.stderr)
+
+
 def main() -> None:
     args = parse_args()
+    if args.corpus is not None:
+        corpus_main(args)
+        return
     kit = shared_eval_dir()
     sets = build_sets(tuple(args.sets), kit, args.dpi, args.seed)
     if args.limit:
