@@ -18,7 +18,7 @@ from jobs.store import STORE_DIR, JobStore, StoreError
 from runner import __version__
 from runner.cli_options import engine_extra, read_passwords
 from runner.errors import ExitCode, RunnerError, UsageError
-from runner.export import FORMATS, export_all, parse_formats
+from runner.export import DEFAULT_FORMATS, export_all, parse_formats
 from runner.job import RunConfig, RunSummary, run_job
 from runner.lock import RunLock
 from runner.progress import make_reporter
@@ -53,7 +53,8 @@ def run(
     password: Optional[str] = typer.Option(None, "--password", help="Password for encrypted PDFs."),
     passwords_file: Optional[Path] = typer.Option(None, "--passwords-file",
                                                   help="File of passwords, one per line, tried in turn."),
-    formats: str = typer.Option("jsonl,md,txt", "--formats", help="Files to write in OUT: jsonl,md,txt"),
+    formats: str = typer.Option("jsonl,md,txt", "--formats",
+                                help="Files to write in OUT: jsonl,md,txt,pdf,hocr,alto"),
     jsonl: Optional[str] = typer.Option(None, "--jsonl", help="'-' writes page records to stdout."),
     text_layer: str = typer.Option("ignore", "--text-layer",
                                    help="ignore: OCR every page; auto: use real text layers; only: never OCR"),
@@ -128,7 +129,7 @@ def retry(out: Path = typer.Argument(DEFAULT_OUT, help="Output folder of a run."
         config = RunConfig(
             inputs=[], out_dir=out, engine=options.get("engine", "ppocr"), dpi=float(options.get("dpi", 200)),
             pages=_pages(options.get("pages") or None), passwords=read_passwords(password, passwords_file),
-            formats=tuple(command.get("formats", FORMATS)), text_layer=options.get("text_layer", "ignore"),
+            formats=tuple(command.get("formats", DEFAULT_FORMATS)), text_layer=options.get("text_layer", "ignore"),
             threads=int(command.get("threads", 2)), device=command.get("device", "cpu"),
             model_dir=Path(options["model"]) if options.get("model") else None,
             engine_extra=tuple(tuple(kv) for kv in command.get("engine_extra", [])),
@@ -142,14 +143,15 @@ def retry(out: Path = typer.Argument(DEFAULT_OUT, help="Output folder of a run."
 @app.command()
 def export(out: Path = typer.Argument(DEFAULT_OUT, help="Output folder of a run."),
            formats: str = typer.Option("jsonl,md,txt", "--format", "--formats",
-                                       help="Which files to regenerate: jsonl,md,txt")) -> None:
+                                       help="Which files to regenerate: jsonl,md,txt,pdf,hocr,alto")) -> None:
     """Regenerate every output file in OUT from the job store."""
     chosen = _formats(formats)
     store = _open_store(out)
     lock = RunLock(out / STORE_DIR)  # a run writes these same files: never both at once
+    notes: list[str] = []
     try:
         lock.acquire()
-        count = export_all(store, out, chosen)
+        count = export_all(store, out, chosen, notes=notes)
     except RunnerError as exc:
         _fail(exc)
     except OSError as exc:
@@ -158,6 +160,8 @@ def export(out: Path = typer.Argument(DEFAULT_OUT, help="Output folder of a run.
         lock.release()
         store.close()
     err_console.print(f"exported {count} document(s) to {out} ({', '.join(chosen)})")
+    for note in notes:
+        err_console.print(f"  [yellow]note[/] {note}")
 
 
 def _register_subcommands() -> None:
@@ -224,6 +228,8 @@ def _print_summary(summary: RunSummary, out: Path) -> None:
         err_console.print(f"  [yellow]failed[/] {where}: {code}: {message}")
     if len(summary.failures) > 20:
         err_console.print(f"  ... and {len(summary.failures) - 20} more (pagerunner status {out})")
+    for note in summary.notes:
+        err_console.print(f"  [yellow]note[/] {note}")
     if summary.interrupted_by:
         err_console.print("[yellow]interrupted[/]: rerun the same command to resume")
     elif summary.pages_pending:

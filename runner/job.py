@@ -108,6 +108,7 @@ class RunSummary:
     interrupted_by: int | None = None
     broken_pipe: bool = False
     failures: list[tuple[str, int | None, str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # output files that could not be made, and why
 
     @property
     def exit_code(self) -> ExitCode:
@@ -199,7 +200,7 @@ def _run_locked(config: RunConfig, inputs: list[InputFile] | None, reporter: Rep
         summary.interrupted_by = signal.SIGINT
     finally:
         reporter.close()
-    export_all(store, config.out_dir, config.formats)
+    export_all(store, config.out_dir, config.formats, config.passwords, summary.notes)
     _fill_summary(store, summary)
     summary.seconds = time.monotonic() - started
     store.end_run(run_id, int(summary.exit_code))
@@ -284,7 +285,7 @@ def _process(store: JobStore, config: RunConfig, run_id: int, reporter: Reporter
             if store.document_finished(result.doc_id):
                 doc = store.document(result.doc_id)
                 if doc is not None:
-                    write_document(store, doc, config.out_dir, config.formats)
+                    write_document(store, doc, config.out_dir, config.formats, config.passwords)
             reporter.page_done(result)
     finally:
         for doc_id, page in claimed:

@@ -5,9 +5,10 @@ PYTHON=${PYTHON:-python3}
 PIP="$PYTHON -m pip"
 
 # Vulkan: Mesa's lavapipe gives a software Vulkan device so the --device gpu path is tested.
+# qpdf: the searchable-PDF tests run `qpdf --check` on every PDF pagerunner writes.
 if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-  if ! dpkg -s libvulkan1 mesa-vulkan-drivers >/dev/null 2>&1; then
-    apt-get update -qq && apt-get install -y -qq libvulkan1 mesa-vulkan-drivers >/dev/null
+  if ! dpkg -s libvulkan1 mesa-vulkan-drivers qpdf >/dev/null 2>&1; then
+    apt-get update -qq && apt-get install -y -qq libvulkan1 mesa-vulkan-drivers qpdf >/dev/null
   fi
 fi
 

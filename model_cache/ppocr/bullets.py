@@ -13,7 +13,7 @@ import cv2
 import numpy as np
 
 from model_cache.ppocr.leaders import line_bounds
-from outputs.model import BULLETS, Line
+from outputs.model import BULLETS, Line, Word
 
 TRIANGLE, DISC, SQUARE = "▶", "•", "■"
 
@@ -60,7 +60,9 @@ def with_bullets(rgb: np.ndarray, lines: list[Line], params: BulletParams = Bull
             glyph, mark_x = mark
             start = min(mark_x, x)
             box = [[start, ly0], list(line.box[1]), list(line.box[2]), [start, ly3]]
-            out[-1] = Line(f"{glyph} {line.text}", line.conf, box, line.words)
+            mark_word = Word(glyph, line.conf, [[start, ly0], [x, ly0], [x, ly3], [start, ly3]])
+            words = [mark_word, *line.words] if line.words is not None else None
+            out[-1] = Line(f"{glyph} {line.text}", line.conf, box, words)
     return out
 
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from model_cache.ppocr.leaders import LEADER_TEXT
 from outputs.model import Line
+from outputs.words import joined_words
 
 
 @dataclass(frozen=True)
@@ -163,6 +164,6 @@ def _joined(a: Item, b: Item) -> Item:
     confs = [la.conf, lb.conf]
     conf = sum(w * c for w, c in zip(weights, confs)) / sum(weights) if sum(weights) else min(confs)
     box = [list(la.box[0]), list(lb.box[1]), list(lb.box[2]), list(la.box[3])]
-    line = Line(" ".join(words), conf, box)
+    line = Line(" ".join(words), conf, box, joined_words(la, lb))
     return Item(line, min(a.x0, b.x0), min(a.y0, b.y0), max(a.x1, b.x1), max(a.y1, b.y1),
                 max(a.h, b.h))
