@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import zlib
+from pathlib import Path
 from typing import BinaryIO
 
 import pikepdf
@@ -31,46 +32,60 @@ def needs_text(result: PageResult) -> bool:
     return result.status == "ok" and result.mode == "ocr" and bool(result.text.strip())
 
 
-def pdf_password(data: bytes, passwords: tuple[str, ...]) -> str | None:
-    """The first of no password and `passwords` that opens the PDF (None: none does; the
-    writer then fails with pikepdf's PasswordError)."""
-    for password in ("", *passwords):
+Source = bytes | Path  # the input file, as its bytes or its path (read lazily: a PDF may be huge)
+
+
+def _opened(source: Source):
+    return io.BytesIO(source) if isinstance(source, bytes) else source
+
+
+def pdf_password(source: Source, passwords: tuple[str, ...]) -> str | None:
+    """The first of no password and `passwords` that PDFium (which rendered the pages) opens
+    the PDF with; None when none does (the writer then fails with a password error)."""
+    import pypdfium2 as pdfium
+
+    for password in (None, *passwords):
         try:
-            with pikepdf.open(io.BytesIO(data), password=password):
-                return password
-        except pikepdf.PasswordError:
+            pdfium.PdfDocument(source if isinstance(source, bytes) else str(source), password=password).close()
+            return password
+        except pdfium.PdfiumError:
             continue
     return None
 
 
-def write_pdf_input(data: bytes, pages: list[PageResult], out: BinaryIO,
+def write_pdf_input(source: Source, pages: list[PageResult], out: BinaryIO,
                     password: str | None = None, has_text: frozenset[int] = frozenset()) -> None:
-    """The PDF `data` with a text layer added on each page of `pages` that was OCR'd, except
+    """The PDF `source` with a text layer added on each page of `pages` that was OCR'd, except
     the pages in `has_text` (numbers of pages that carry a real text layer of their own, OCR'd
     because the run ignored it: a second layer would double their text)."""
     ocr = {r.page: r for r in pages if needs_text(r) and r.page not in has_text}
-    with pikepdf.open(io.BytesIO(data), password=password or "") as pdf:
-        frames = _pdf_frames(data, set(ocr), password)
+    with pikepdf.open(_opened(source), password=password or "") as pdf:
+        frames = _pdf_frames(source, set(ocr), password)
         font = GlyphlessFont(pdf) if ocr else None
         for number, result in sorted(ocr.items()):
             if 1 <= number <= len(pdf.pages):
                 _add_text_layer(pdf, pdf.pages[number - 1], result, frames[number], font)
         if font is not None:
             font.finish()
-        _save(pdf, out)
+        # A PDF that needed a password stays behind it (AES-256; the owner password is not
+        # known, so the same one); an owner-password-only PDF is written unencrypted.
+        locked = pikepdf.Encryption(user=password, owner=password, R=6, allow=pdf.allow) \
+            if password and pdf.is_encrypted else None
+        _save(pdf, out, locked)
 
 
-def write_image_input(data: bytes, pages: list[PageResult], out: BinaryIO,
+def write_image_input(source: Source, pages: list[PageResult], out: BinaryIO,
                       assumed_dpi: float) -> None:
-    """One page per frame of the image file `data`, each with its text layer."""
+    """One page per frame of the image file `source`, each with its text layer."""
     results = {r.page: r for r in pages}
     pdf = pikepdf.new()
     font = GlyphlessFont(pdf) if any(needs_text(r) for r in pages) else None
-    with Image.open(io.BytesIO(data)) as image:
+    with Image.open(_opened(source)) as image:
         frames = getattr(image, "n_frames", 1) if image.format in ("TIFF", "MPO") else 1
+        jpeg = _bytes(source) if image.format == "JPEG" else None
         for index in range(frames):
             image.seek(index)
-            page = _image_page(pdf, image, data if frames == 1 else None, assumed_dpi)
+            page = _image_page(pdf, image, jpeg, assumed_dpi)
             result = results.get(index + 1)
             if result is not None and needs_text(result) and font is not None:
                 box = page.mediabox
@@ -82,17 +97,24 @@ def write_image_input(data: bytes, pages: list[PageResult], out: BinaryIO,
     _save(pdf, out)
 
 
-def _save(pdf: pikepdf.Pdf, out: BinaryIO) -> None:
+def _save(pdf: pikepdf.Pdf, out: BinaryIO, encryption: pikepdf.Encryption | None = None) -> None:
+    if encryption is not None:  # encrypting rewrites every stream anyway; qpdf then decides the decoding
+        pdf.save(out, fix_metadata_version=False, encryption=encryption)
+        return
     pdf.save(out, stream_decode_level=pikepdf.StreamDecodeLevel.none, recompress_flate=False,
-             fix_metadata_version=False, deterministic_id=True)
+             fix_metadata_version=False, deterministic_id=True, encryption=False)
 
 
-def _pdf_frames(data: bytes, numbers: set[int], password: str | None) -> dict[int, PageFrame]:
+def _bytes(source: Source) -> bytes:
+    return source if isinstance(source, bytes) else source.read_bytes()
+
+
+def _pdf_frames(source: Source, numbers: set[int], password: str | None) -> dict[int, PageFrame]:
     """Each page's box and /Rotate as PDFium renders it (the pixels the OCR saw)."""
     import pypdfium2 as pdfium
 
     frames = {}
-    doc = pdfium.PdfDocument(data, password=password)
+    doc = pdfium.PdfDocument(source if isinstance(source, bytes) else str(source), password=password)
     try:
         for number in numbers:
             if 1 <= number <= len(doc):

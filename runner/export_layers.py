@@ -10,12 +10,12 @@ not OCR'd again) or `pagerunner export` once it is back.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
 import pikepdf
 
+from jobs.identity import file_sha256
 from jobs.store import DocumentRecord
 from outputs.alto import alto_document
 from outputs.files import write_atomic_bytes
@@ -59,21 +59,21 @@ def _write_pdf(doc: DocumentRecord, pages: list[PageResult], out_dir: Path,
             return "no searchable PDF: it would replace the input itself (choose another -o folder)"
     except OSError:
         pass
+    source = Path(doc.path)
     try:
-        with open(doc.path, "rb") as fh:
-            data = fh.read()
+        digest, _ = file_sha256(source)
     except OSError as exc:
         return f"no searchable PDF: the input {doc.path} cannot be read ({exc.strerror or exc})"
-    if hashlib.sha256(data).hexdigest() != doc.sha256:
+    if digest != doc.sha256:
         return f"no searchable PDF: the input {doc.path} has changed since it was OCR'd"
     try:
         if doc.kind == "pdf":
-            password = pdf_password(data, passwords)
-            has_text = _pages_with_text(data, pages, password)
-            write_atomic_bytes(target, lambda fh: write_pdf_input(data, pages, fh, password, has_text))
+            password = pdf_password(source, passwords)
+            has_text = _pages_with_text(source, pages, password)
+            write_atomic_bytes(target, lambda fh: write_pdf_input(source, pages, fh, password, has_text))
         else:
             dpi = float(doc.options.get("dpi") or 200.0)
-            write_atomic_bytes(target, lambda fh: write_image_input(data, pages, fh, dpi))
+            write_atomic_bytes(target, lambda fh: write_image_input(source, pages, fh, dpi))
     except (OSError, ValueError, RuntimeError, pikepdf.PikepdfError) as exc:
         if isinstance(exc, OSError) and exc.errno:
             raise  # a full disk or read-only OUT is the run's problem, not this document's
@@ -81,12 +81,12 @@ def _write_pdf(doc: DocumentRecord, pages: list[PageResult], out_dir: Path,
     return None
 
 
-def _pages_with_text(data: bytes, pages: list[PageResult], password: str | None) -> frozenset[int]:
+def _pages_with_text(source: Path, pages: list[PageResult], password: str | None) -> frozenset[int]:
     """OCR'd pages that carry a real text layer of their own (`--text-layer ignore`)."""
     import pypdfium2 as pdfium
 
     found = set()
-    doc = pdfium.PdfDocument(data, password=password)
+    doc = pdfium.PdfDocument(str(source), password=password)
     try:
         for result in pages:
             if result.mode == "ocr" and 1 <= result.page <= len(doc):

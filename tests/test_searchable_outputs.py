@@ -312,3 +312,30 @@ def test_an_input_that_vanished_gets_no_pdf_and_a_note(outputs, tmp_path):
     assert "sideways.png: no searchable PDF" in proc.stderr and "has changed" in proc.stderr
     assert not (copy / "cjk.pdf").exists() and not (copy / "sideways.pdf").exists()
     assert (copy / "scan.pdf").exists() and (copy / "cjk.hocr").exists()
+
+
+def test_a_password_protected_pdf_stays_protected(eval_dir, tmp_path):
+    out = tmp_path / "out"
+    proc = run_cli("run", str(eval_dir / "edge" / "r6-user-password.pdf"), "-o", str(out), "--engine",
+                   "textlayer", "--password", "asdfzxcv", "--formats", "pdf")
+    assert proc.returncode == 0, proc.stderr
+    with pytest.raises(pikepdf.PasswordError):
+        pikepdf.open(out / "r6-user-password.pdf")
+    with pikepdf.open(out / "r6-user-password.pdf", password="asdfzxcv") as pdf:
+        assert pdf.is_encrypted and len(pdf.pages) == 1
+    assert "asdfzxcv" not in proc.stderr
+
+
+def test_a_page_with_its_own_text_layer_gets_no_second_one(eval_dir, tmp_path):
+    """OCR'd although it has a real text layer (--text-layer ignore): the PDF keeps only its own."""
+    from tests.conftest import FAKE_ENGINE
+
+    source = eval_dir / "pdfs" / "maint-guide.en.p5-9.pdf"
+    out = tmp_path / "out"
+    proc = run_cli("run", str(source), "-o", str(out), "--engine", FAKE_ENGINE, "--pages", "1-2",
+                   "--text-layer", "ignore", "--formats", "jsonl,pdf")
+    assert proc.returncode == 0, proc.stderr
+    before, after = pdfium.PdfDocument(source), pdfium.PdfDocument(out / "maint-guide.en.p5-9.pdf")
+    for index in range(len(before)):
+        assert after[index].get_textpage().get_text_range() == before[index].get_textpage().get_text_range()
+    assert "digest" not in after[0].get_textpage().get_text_range()
