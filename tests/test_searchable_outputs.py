@@ -339,3 +339,29 @@ def test_a_page_with_its_own_text_layer_gets_no_second_one(eval_dir, tmp_path):
     for index in range(len(before)):
         assert after[index].get_textpage().get_text_range() == before[index].get_textpage().get_text_range()
     assert "digest" not in after[0].get_textpage().get_text_range()
+
+
+def test_text_layer_pages_have_words_from_their_characters(eval_dir, tmp_path):
+    out = tmp_path / "out"
+    source = eval_dir / "pdfs" / "packaging-tutorial.zh_CN.p7-10-18-21.pdf"
+    proc = run_cli("run", str(source), "-o", str(out), "--engine", "textlayer", "--pages", "1-2",
+                   "--formats", "jsonl,pdf,hocr,alto")
+    assert proc.returncode == 0, proc.stderr
+    records = [PageResult.from_dict(json.loads(line)) for line in
+               (out / "results.jsonl").read_text(encoding="utf-8").splitlines()]
+    lines = [line for r in records for b in r.blocks for line in b.lines]
+    assert lines and all(line.words for line in lines)
+    assert all(" ".join(w.text for w in line.words) == " ".join(line.text.split()) for line in lines)
+    for line in lines:  # every word inside its line
+        x0, y0, x1, y1 = (min(p[0] for p in line.box), min(p[1] for p in line.box),
+                          max(p[0] for p in line.box), max(p[1] for p in line.box))
+        assert all(x0 - 0.5 <= p[0] <= x1 + 0.5 and y0 - 0.5 <= p[1] <= y1 + 0.5 for w in line.words for p in w.box)
+    assert _alto_schema().validate(etree.parse(str(out / (source.stem + ".alto.xml"))))
+    with pikepdf.open(source) as before, pikepdf.open(out / (source.stem + ".pdf")) as after:
+        assert [_contents(p) for p in after.pages] == [_contents(p) for p in before.pages]  # untouched
+        assert all(_contents(p) for p in before.pages)
+
+
+def _contents(page: pikepdf.Page) -> list[bytes]:
+    streams = [page.Contents] if isinstance(page.Contents, pikepdf.Stream) else list(page.Contents)
+    return [s.read_raw_bytes() for s in streams]
