@@ -19,7 +19,7 @@ from typing import BinaryIO
 
 import pikepdf
 from pikepdf import Array, Dictionary, Name
-from PIL import Image, ImageOps
+from PIL import Image
 
 from outputs.model import PageResult
 from outputs.pdf_font import GlyphlessFont

@@ -18,7 +18,7 @@ import numpy as np
 import pikepdf
 
 from outputs.glyphless import ADVANCE, DESCENT, UNITS_PER_EM
-from outputs.model import Box, Line, PageResult, Word
+from outputs.model import Box, PageResult, Word
 from outputs.words import has_box, split_box, words_of
 
 Matrix = np.ndarray  # 3x3 affine, column vectors: [x', y', 1] = M @ [x, y, 1]

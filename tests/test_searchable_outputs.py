@@ -10,7 +10,6 @@ two-frame TIFF (bilevel + greyscale) at 300 dpi.
 from __future__ import annotations
 
 import ctypes
-import io
 import json
 import re
 import shutil

@@ -24,7 +24,7 @@ from model_cache.ppocr.layout import build_blocks
 from model_cache.ppocr.leaders import leader_lines
 from model_cache.ppocr.orientation import (OrientParams, rotate_boxes, rotate_image,
                                            upside_down, vertical_share)
-from model_cache.ppocr.recognition import (RecParams, RecResult, load_dictionary, recognize,
+from model_cache.ppocr.recognition import (RecParams, load_dictionary, recognize,
                                            rectify, softmax_input)
 from model_cache.ppocr.runtime import NcnnNet, RuntimeOptions
 from model_cache.ppocr.spacing import verify_spaces
