@@ -7,13 +7,15 @@ valid cross-reference tables; pages read from their own text layer, failed pages
 not asked for are left as they were, and the document's Info and XMP metadata are kept.
 Image inputs become one page per frame at their true size (their dpi; `assumed_dpi` when
 they declare none): JPEG files are embedded as they are (DCTDecode), other images as their
-exact pixels (Flate), with the EXIF orientation the OCR saw applied as the image's placement.
+exact pixels (Flate), placed so the page shows them as the OCR read them (EXIF orientation
+applied, a sideways or upside-down scan turned upright).
 """
 
 from __future__ import annotations
 
 import io
 import zlib
+from dataclasses import replace
 from pathlib import Path
 from typing import BinaryIO
 
@@ -85,12 +87,14 @@ def write_image_input(source: Source, pages: list[PageResult], out: BinaryIO,
         jpeg = _bytes(source) if image.format == "JPEG" else None
         for index in range(frames):
             image.seek(index)
-            page = _image_page(pdf, image, jpeg, assumed_dpi)
             result = results.get(index + 1)
+            turn = result.rotation if result is not None and result.status == "ok" else 0
+            page = _image_page(pdf, image, jpeg, assumed_dpi, turn)
             if result is not None and needs_text(result) and font is not None:
                 box = page.mediabox
                 frame = PageFrame(float(box[0]), float(box[1]), float(box[2]), float(box[3]))
-                _add_text_layer(pdf, page, result, frame, font)
+                # The page already shows the upright image the OCR read: no turn left to undo.
+                _add_text_layer(pdf, page, replace(result, rotation=0), frame, font)
     if font is not None:
         font.finish()
     pdf.docinfo[Name.Producer] = "pagerunner"
@@ -153,17 +157,22 @@ _EXIF_TURNS = {  # EXIF orientation -> (a, b, c, d) with upright = (a*x + b*y, c
 }
 
 
-def _image_page(pdf: pikepdf.Pdf, frame: Image.Image, jpeg: bytes | None,
-                assumed_dpi: float) -> pikepdf.Page:
+def _image_page(pdf: pikepdf.Pdf, frame: Image.Image, jpeg: bytes | None, assumed_dpi: float,
+                turn: int = 0) -> pikepdf.Page:
+    """A page showing the frame as the OCR read it: EXIF orientation applied, then turned
+    clockwise by `turn` (the engine's rotation: a scan fed sideways or upside down comes out
+    upright, and its text runs left to right in the page's own coordinates, as readers expect)."""
     xobject = _image_xobject(pdf, frame, jpeg if frame.format == "JPEG" else None)
     orientation = frame.getexif().get(0x0112, 1)
     w, h = frame.size
     upright_w, upright_h = (h, w) if orientation in (5, 6, 7, 8) else (w, h)
     dpi_x, dpi_y = _dpi(frame, assumed_dpi)
-    page_w, page_h = upright_w * 72.0 / dpi_x, upright_h * 72.0 / dpi_y
+    k = (turn // 90) % 4
+    shown_w, shown_h = (upright_h, upright_w) if k % 2 else (upright_w, upright_h)
+    page_w, page_h = shown_w * 72.0 / (dpi_y if k % 2 else dpi_x), shown_h * 72.0 / (dpi_x if k % 2 else dpi_y)
     page = pdf.add_blank_page(page_size=(page_w, page_h))
     name = page.add_resource(xobject, Name.XObject, Name("/Im0"))
-    matrix = _placement(orientation, w, h, page_w / upright_w, page_h / upright_h)
+    matrix = _placement(orientation, k, w, h, page_w / shown_w, page_h / shown_h)
     draw = [([], pikepdf.Operator("q")), (matrix, pikepdf.Operator("cm")),
             ([name], pikepdf.Operator("Do")), ([], pikepdf.Operator("Q"))]
     page.contents_add(pikepdf.Stream(pdf, pikepdf.unparse_content_stream(draw)))
@@ -181,19 +190,28 @@ def _dpi(frame: Image.Image, assumed: float) -> tuple[float, float]:
     return x, y
 
 
-def _placement(orientation: int, w: int, h: int, sx: float, sy: float) -> list[float]:
+def _placement(orientation: int, k: int, w: int, h: int, sx: float, sy: float) -> list[float]:
     """The `cm` matrix drawing the image's unit square so it shows as the upright image the
-    OCR read (ImageOps.exif_transpose), `sx`/`sy` points per upright pixel."""
+    OCR read (ImageOps.exif_transpose, then turned clockwise k*90 degrees), `sx`/`sy` points
+    per shown pixel."""
     a, b, c, d = _EXIF_TURNS.get(orientation, (1, 0, 0, 1))
     upright_w, upright_h = (h, w) if orientation in (5, 6, 7, 8) else (w, h)
+    shown_h = upright_w if k % 2 else upright_h
 
-    def upright(x: float, y: float) -> tuple[float, float]:  # raw pixel -> upright pixel
-        u, v = a * x + b * y, c * x + d * y
-        return u + (upright_w if (a < 0 or b < 0) else 0), v + (upright_h if (c < 0 or d < 0) else 0)
+    def shown(x: float, y: float) -> tuple[float, float]:  # raw pixel -> shown pixel
+        u = a * x + b * y + (upright_w if (a < 0 or b < 0) else 0)
+        v = c * x + d * y + (upright_h if (c < 0 or d < 0) else 0)
+        if k == 1:
+            return upright_h - v, u
+        if k == 2:
+            return upright_w - u, upright_h - v
+        if k == 3:
+            return v, upright_w - u
+        return u, v
 
     def point(s: float, t: float) -> tuple[float, float]:  # unit square -> page points
-        u, v = upright(s * w, (1 - t) * h)
-        return u * sx, (upright_h - v) * sy
+        u, v = shown(s * w, (1 - t) * h)
+        return u * sx, (shown_h - v) * sy
 
     origin, ex, ey = point(0, 0), point(1, 0), point(0, 1)
     return [ex[0] - origin[0], ex[1] - origin[1], ey[0] - origin[0], ey[1] - origin[1], *origin]

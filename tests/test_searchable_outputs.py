@@ -109,6 +109,9 @@ def test_every_document_gets_its_files(outputs):
             assert (out / (_stem(source) + suffix)).stat().st_size > 0
     rotations = {(r.source, r.page): r.rotation for r in records}
     assert rotations[("sideways.png", 1)] == 90 and rotations[("scan.pdf", 2)] == 270
+    doc = pdfium.PdfDocument(out / "sideways.pdf")  # a sideways scan comes out upright
+    assert doc[0].get_size() == pytest.approx((640 * 72 / 200, 480 * 72 / 200), abs=0.01)
+    doc.close()
 
 
 def test_pdf_text_is_the_ocr_text(outputs):
@@ -122,9 +125,11 @@ def test_pdf_text_is_the_ocr_text(outputs):
 
 
 def _device_point(page, record: PageResult, x: float, y: float) -> tuple[int, int]:
-    """PDFium's own map from page space to the upright image the OCR saw (render + turn)."""
+    """PDFium's own map from page space to the upright image the OCR saw (render + turn). An
+    image input's page already shows that upright image; a PDF input's page is as it was."""
     dx, dy = ctypes.c_int(), ctypes.c_int()
-    pdfium_c.FPDF_PageToDevice(page.raw, 0, 0, record.width, record.height, record.rotation // 90,
+    turn = record.rotation // 90 if record.source.endswith(".pdf") else 0
+    pdfium_c.FPDF_PageToDevice(page.raw, 0, 0, record.width, record.height, turn,
                                x, y, ctypes.byref(dx), ctypes.byref(dy))
     return dx.value, dy.value
 
@@ -244,6 +249,10 @@ def test_hocr_reads_back_and_passes_hocr_check(outputs):
             args = ["hocr-check", str(path)] + (["-o"] if len(pages) > 1 else [])
             proc = subprocess.run(args, capture_output=True, text=True)
             assert "not ok" not in proc.stderr and proc.stderr.count("ok ") >= 3, proc.stderr
+        if shutil.which("hocr-lines"):  # hocr-tools reads the lines back as the store has them
+            proc = subprocess.run(["hocr-lines", str(path)], capture_output=True, text=True)
+            want = [" ".join(line.text.split()) for r in mine for b in r.blocks for line in b.lines]
+            assert [" ".join(t.split()) for t in proc.stdout.splitlines() if t.strip()] == want
 
 
 def _alto_schema() -> etree.XMLSchema:
