@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from model_cache.layout import TEXT_LAYER, from_line, layout_page
-from outputs.model import Block, Line
+from outputs.model import Block, Box, Line, Word
 
 ENGINE_NAME = "textlayer"
 MIN_REAL_CHARS = 20  # fewer non-space characters than this is never a real text layer
@@ -110,23 +110,39 @@ def _line(textpage, text: str, start: int, end: int, to_pixels) -> Line | None:
     content = text[start:end].replace(_PDFIUM_HYPHEN, "-").replace("\x02", "-")
     if not content.strip():
         return None
-    xs: list[float] = []
-    ys: list[float] = []
+    boxes: list[Box | None] = []
     for index in range(start, end):
-        if text[index].isspace():
-            continue
-        left, bottom, right, top = textpage.get_charbox(index)
-        if right > left or top > bottom:
-            for x, y in ((left, top), (right, bottom)):
-                px, py = to_pixels(x, y)
-                xs.append(px)
-                ys.append(py)
-    if not xs:
-        box = [[0.0, 0.0]] * 4
-    else:
-        x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
-        box = [[x0, y0], [x1, y0], [x1, y1], [x0, y1]]
-    return Line(content.strip(), 1.0, box)
+        box = None
+        if not text[index].isspace():
+            left, bottom, right, top = textpage.get_charbox(index)
+            if right > left or top > bottom:
+                box = _bounds([to_pixels(x, y) for x, y in ((left, top), (right, bottom))])
+        boxes.append(box)
+    found = [b for b in boxes if b is not None]
+    box = _bounds([p for b in found for p in b]) if found else [[0.0, 0.0]] * 4
+    return Line(content.strip(), 1.0, box, _words(content, boxes) if found else None)
+
+
+def _words(content: str, boxes: list[Box | None]) -> list[Word]:
+    """One word per run of non-space characters, its box the bounds of its characters'."""
+    words: list[Word] = []
+    start = None
+    for index in range(len(content) + 1):
+        inside = index < len(content) and not content[index].isspace()
+        if inside and start is None:
+            start = index
+        elif not inside and start is not None:
+            found = [b for b in boxes[start:index] if b is not None]
+            if found:
+                words.append(Word(content[start:index], 1.0, _bounds([p for b in found for p in b])))
+            start = None
+    return words
+
+
+def _bounds(points: list) -> Box:
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
+    return [[x0, y0], [x1, y0], [x1, y1], [x0, y1]]
 
 
 def _font_size(textpage, start: int, end: int, scale: float) -> float | None:

@@ -6,7 +6,7 @@ import os
 import re
 import tempfile
 from pathlib import Path
-from typing import Iterable
+from typing import BinaryIO, Callable, Iterable
 
 
 # write_atomic's temp names: "." + target name (at most 60 chars) + "." + mkstemp's 8 chars + ".tmp"
@@ -21,6 +21,26 @@ def write_atomic(path: Path, chunks: Iterable[str]) -> None:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             for chunk in chunks:
                 fh.write(chunk)
+            fh.flush()
+            os.chmod(tmp_name, 0o666 & ~_umask())
+            os.fsync(fh.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        try:
+            os.unlink(tmp_name)
+        except OSError:
+            pass
+        raise
+    fsync_dir(path.parent)
+
+
+def write_atomic_bytes(path: Path, write: Callable[[BinaryIO], None]) -> None:
+    """Like write_atomic, for a binary file that `write` writes into the stream it is given."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name[:60]}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
             fh.flush()
             os.chmod(tmp_name, 0o666 & ~_umask())
             os.fsync(fh.fileno())

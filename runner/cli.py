@@ -55,7 +55,8 @@ def run(
     password: Optional[str] = typer.Option(None, "--password", help="Password for encrypted PDFs."),
     passwords_file: Optional[Path] = typer.Option(None, "--passwords-file",
                                                   help="File of passwords, one per line, tried in turn."),
-    formats: str = typer.Option("jsonl,md,txt", "--formats", help="Files to write in OUT: jsonl,md,txt,html"),
+    formats: str = typer.Option("jsonl,md,txt", "--formats",
+                                help="Files to write in OUT: jsonl,md,txt,pdf,hocr,alto,html"),
     jsonl: Optional[str] = typer.Option(None, "--jsonl", help="'-' writes page records to stdout."),
     text_layer: str = typer.Option("auto", "--text-layer",
                                    help="auto: read real text layers, OCR the rest; ignore: OCR every page; "
@@ -148,14 +149,15 @@ def retry(out: Path = typer.Argument(DEFAULT_OUT, help="Output folder of a run."
 @guard_internal_errors
 def export(out: Path = typer.Argument(DEFAULT_OUT, help="Output folder of a run."),
            formats: str = typer.Option("jsonl,md,txt", "--format", "--formats",
-                                       help="Which files to regenerate: jsonl,md,txt,html")) -> None:
+                                       help="Which files to regenerate: jsonl,md,txt,pdf,hocr,alto,html")) -> None:
     """Regenerate every output file in OUT from the job store."""
     chosen = _formats(formats)
     store = _open_store(out)
     lock = RunLock(out / STORE_DIR)  # a run writes these same files: never both at once
+    notes: list[str] = []
     try:
         lock.acquire()
-        count = export_all(store, out, chosen)
+        count = export_all(store, out, chosen, notes=notes)
     except RunnerError as exc:
         _fail(exc)
     except OSError as exc:
@@ -164,6 +166,8 @@ def export(out: Path = typer.Argument(DEFAULT_OUT, help="Output folder of a run.
         lock.release()
         store.close()
     err_console.print(f"exported {count} document(s) to {out} ({', '.join(chosen)})")
+    for note in notes:
+        err_console.print(f"  [yellow]note[/] {note}")
 
 
 def _register_subcommands() -> None:
@@ -233,6 +237,8 @@ def _print_summary(summary: RunSummary, out: Path) -> None:
         err_console.print(f"  [yellow]failed[/] {where}: {code}: {message}")
     if len(summary.failures) > 20:
         err_console.print(f"  ... and {len(summary.failures) - 20} more (pagerunner status {out})")
+    for note in summary.notes:
+        err_console.print(f"  [yellow]note[/] {note}")
     if summary.interrupted_by:
         err_console.print("[yellow]interrupted[/]: rerun the same command to resume")
     elif summary.pages_pending:

@@ -1,4 +1,5 @@
-"""Write OUT's files from the store: results.jsonl, and per document <stem>.md / <stem>.txt.
+"""Write OUT's files from the store: results.jsonl, and per document <stem>.md / <stem>.txt
+(and, when asked for, <stem>.pdf / <stem>.hocr / <stem>.alto.xml: runner/export_layers.py).
 
 Every file is written atomically, so a crash never leaves a torn file; rerunning export after
 any interruption gives the same bytes as an uninterrupted run.
@@ -17,9 +18,10 @@ from outputs.markdown import markdown_document
 from outputs.model import PageResult
 from outputs.paths import output_path
 from outputs.text import text_document
+from runner.export_layers import LAYER_FORMATS, write_layers
 from runner.review import write_document_review, write_run_review
 
-FORMATS = ("jsonl", "md", "txt", "html")
+FORMATS = ("jsonl", "md", "txt", *LAYER_FORMATS, "html")
 DEFAULT_FORMATS = ("jsonl", "md", "txt")
 RESULTS_FILE = "results.jsonl"
 
@@ -59,34 +61,41 @@ def write_results_jsonl(store: JobStore, out_dir: Path) -> None:
 
 
 def write_document(store: JobStore, doc: DocumentRecord, out_dir: Path, formats: Iterable[str],
-                   passwords: tuple[str, ...] = ()) -> None:
-    """Write a finished document's files under each of its names (passwords: to render encrypted inputs)."""
+                   passwords: tuple[str, ...] = ()) -> list[str]:
+    """Write a finished document's files under each of its names (passwords: to render encrypted
+    inputs); returns notes on files that could not be made."""
     if doc.state != "ready":
-        return
-    pages = store.page_results(doc.doc_id)
+        return []
     formats = tuple(formats)
+    pages = store.page_results(doc.doc_id)
+    notes: list[str] = []
     for name in store.names_of(doc.doc_id):
-        _write_named(named(doc, name), named_pages(pages, name.relname), out_dir, formats, passwords)
+        notes += _write_named(named(doc, name), named_pages(pages, name.relname), out_dir, formats, passwords)
+    return notes
 
 
 def _write_named(doc: DocumentRecord, pages: list[PageResult], out_dir: Path, formats: tuple[str, ...],
-                 passwords: tuple[str, ...]) -> None:
+                 passwords: tuple[str, ...]) -> list[str]:
     if "md" in formats:
         write_atomic(output_path(out_dir, doc.stem, ".md"), markdown_document(doc.relname, pages))
     if "txt" in formats:
         write_atomic(output_path(out_dir, doc.stem, ".txt"), text_document(pages))
     if "html" in formats:
         write_document_review(doc, pages, out_dir, passwords)
+    return write_layers(doc, pages, out_dir, formats, passwords)
 
 
-def export_all(store: JobStore, out_dir: Path, formats: Iterable[str], passwords: tuple[str, ...] = ()) -> int:
+def export_all(store: JobStore, out_dir: Path, formats: Iterable[str], passwords: tuple[str, ...] = (),
+               notes: list[str] | None = None) -> int:
     formats = tuple(formats)
     if "jsonl" in formats:
         write_results_jsonl(store, out_dir)
     count = 0
     for doc in store.documents():
         if store.document_finished(doc.doc_id):
-            write_document(store, doc, out_dir, formats, passwords)
+            found = write_document(store, doc, out_dir, formats, passwords)
+            if notes is not None:
+                notes.extend(found)
             count += 1
     if "html" in formats:
         write_run_review(store, out_dir, passwords)

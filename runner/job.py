@@ -110,6 +110,7 @@ class RunSummary:
     interrupted_by: int | None = None
     broken_pipe: bool = False
     failures: list[tuple[str, int | None, str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # output files that could not be made, and why
 
     @property
     def exit_code(self) -> ExitCode:
@@ -201,7 +202,7 @@ def _run_locked(config: RunConfig, inputs: list[InputFile] | None, reporter: Rep
         summary.interrupted_by = signal.SIGINT
     finally:
         reporter.close()
-    export_all(store, config.out_dir, config.formats, config.passwords)
+    export_all(store, config.out_dir, config.formats, config.passwords, summary.notes)
     _fill_summary(store, summary)
     summary.seconds = time.monotonic() - started
     store.end_run(run_id, int(summary.exit_code))

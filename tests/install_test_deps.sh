@@ -6,9 +6,10 @@ PIP="$PYTHON -m pip"
 
 # Vulkan: Mesa's lavapipe gives a software Vulkan device so the --device gpu path is tested.
 # Chromium: the HTML review pages are checked in a real headless browser (tests/test_review_html.py).
+# qpdf: the searchable-PDF tests run `qpdf --check` on every PDF pagerunner writes.
 if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-  if ! dpkg -s libvulkan1 mesa-vulkan-drivers chromium >/dev/null 2>&1; then
-    apt-get update -qq && apt-get install -y -qq libvulkan1 mesa-vulkan-drivers chromium >/dev/null
+  if ! dpkg -s libvulkan1 mesa-vulkan-drivers chromium qpdf >/dev/null 2>&1; then
+    apt-get update -qq && apt-get install -y -qq libvulkan1 mesa-vulkan-drivers chromium qpdf >/dev/null
   fi
 fi
 

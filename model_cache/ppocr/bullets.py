@@ -7,13 +7,14 @@ it as the line's `bullet` annotation for the layout stage."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
 
 from model_cache.layout.lines import LayoutLine, with_bullet
 from model_cache.ppocr.leaders import line_bounds
+from outputs.model import Word
 
 TRIANGLE, DISC, SQUARE = "▶", "•", "■"
 
@@ -61,7 +62,9 @@ def with_bullets(rgb: np.ndarray, lines: list[LayoutLine],
             glyph, mark_x = mark
             start = min(mark_x, x)
             box = [[start, ly0], list(line.box[1]), list(line.box[2]), [start, ly3]]
-            out[-1] = with_bullet(line, glyph, box)
+            mark_word = Word(glyph, line.conf, [[start, ly0], [x, ly0], [x, ly3], [start, ly3]])
+            words = [mark_word, *line.words] if line.words is not None else None
+            out[-1] = replace(with_bullet(line, glyph, box), words=words)
     return out
 
 

@@ -27,10 +27,11 @@ from model_cache.ppocr.figures import figure_regions
 from model_cache.ppocr.leaders import with_leaders
 from model_cache.ppocr.orientation import (OrientParams, rotate_boxes, rotate_image,
                                            upside_down, vertical_share)
-from model_cache.ppocr.recognition import (RecParams, RecResult, load_dictionary, recognize,
+from model_cache.ppocr.recognition import (RecParams, load_dictionary, recognize,
                                            rectify, softmax_input)
 from model_cache.ppocr.runtime import NcnnNet, RuntimeOptions
 from model_cache.ppocr.spacing import verify_spaces
+from model_cache.ppocr.words import recognised_line
 from outputs.model import Line, PageResult
 
 
@@ -153,22 +154,24 @@ class PPOCREngine:
     def _recognize(self, rgb: np.ndarray, boxes: list[TextBox]) -> list[Line]:
         lines = []
         for box in boxes:
-            result = self._read(rgb, box)
-            if result.text and result.conf >= self.params.rec_min_score:
-                lines.append(Line(result.text, result.conf, box.quad.tolist()))
+            line = self._read(rgb, box)
+            if line.text and line.conf >= self.params.rec_min_score:
+                lines.append(line)
         return lines
 
-    def _read(self, rgb: np.ndarray, box: TextBox) -> RecResult:
+    def _read(self, rgb: np.ndarray, box: TextBox) -> Line:
         crop = rectify(rgb, box.quad, self.params.rec)
         result = recognize(self.rec, crop, self.dictionary, self.params.rec, self.rec_logits)
+        turned = False
         if self.params.orientation and result.conf < self.params.retry_flip_below:
             flipped = recognize(self.rec, np.ascontiguousarray(crop[::-1, ::-1]), self.dictionary,
                                 self.params.rec, self.rec_logits)
             if flipped.conf > result.conf + 0.2:
-                result, crop = flipped, np.ascontiguousarray(crop[::-1, ::-1])
+                result, crop, turned = flipped, np.ascontiguousarray(crop[::-1, ::-1]), True
+        input_width = max(crop.shape[1], self.params.rec.min_width)
         if self.params.verify_spaces:
-            result.text = verify_spaces(result, crop, max(crop.shape[1], self.params.rec.min_width))
-        return result
+            result.text = verify_spaces(result, crop, input_width)
+        return recognised_line(result, box.quad, crop, input_width, self.params.rec.vertical_ratio, turned)
 
 
 def create_engine(options: EngineOptions) -> PPOCREngine:
