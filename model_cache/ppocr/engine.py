@@ -1,7 +1,9 @@
-"""The `ppocr` engine: PP-OCRv5 mobile (DB detection, PP-LCNet orientation, CTC
-recognition) on ncnn, with page orientation and reading order.
+"""The `ppocr` engine: a shipped PP-OCR model (EngineOptions.model: ppocr-v5-mobile or
+ppocr-v6-tiny; DB detection, PP-LCNet orientation, CTC recognition) on ncnn, with page
+orientation and reading order.
 
-Settings through EngineOptions.extra (all optional):
+Settings through EngineOptions.extra (all optional; the model's manifest "defaults" come
+next, then the values in brackets):
   det_limit_side (1600), det_thresh (0.3), det_box_thresh (0.6), det_unclip_ratio (1.5),
   rec_min_score (0.5: lines recognised with less confidence are dropped),
   rec_squeeze (1.0: horizontal scale of line crops; recognition time is linear in it),
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from PIL import Image
@@ -24,8 +27,8 @@ from model_cache.ppocr.layout import build_blocks
 from model_cache.ppocr.leaders import leader_lines
 from model_cache.ppocr.orientation import (OrientParams, rotate_boxes, rotate_image,
                                            upside_down, vertical_share)
-from model_cache.ppocr.recognition import (RecParams, RecResult, load_dictionary, recognize,
-                                           rectify, softmax_input)
+from model_cache.ppocr.recognition import (REC_HEIGHT, RecParams, RecResult, load_dictionary,
+                                           recognize, rectify, softmax_input)
 from model_cache.ppocr.runtime import NcnnNet, RuntimeOptions
 from model_cache.ppocr.spacing import verify_spaces
 from outputs.model import Line, PageResult
@@ -46,13 +49,16 @@ OPTION_NAMES = ("det_limit_side", "det_thresh", "det_box_thresh", "det_unclip_ra
                 "rec_squeeze", "orientation", "cls_vote_lines")
 
 
-def params_from(options: EngineOptions) -> PipelineParams:
+def params_from(options: EngineOptions, defaults: dict[str, Any] | None = None,
+                rec_height: int = REC_HEIGHT) -> PipelineParams:
+    """Settings from `options`, else the model's manifest `defaults`, else the built-in ones."""
+    defaults = defaults or {}
     unknown = sorted({key for key, _ in options.extra} - set(OPTION_NAMES))
     if unknown:  # a mistyped setting must not be silently ignored over a night's run
         raise EngineError(f"ppocr has no option {', '.join(unknown)} (options: {', '.join(OPTION_NAMES)})")
 
     def num(key: str, default: float) -> float:
-        value = options.get(key)
+        value = options.get(key, defaults.get(key))
         try:
             return float(value) if value is not None else default
         except ValueError:
@@ -66,7 +72,7 @@ def params_from(options: EngineOptions) -> PipelineParams:
     mode = (options.get("orientation") or "auto").lower()
     if mode not in ("auto", "off"):
         raise EngineError(f"ppocr option orientation={mode!r}: use 'auto' or 'off'")
-    rec = RecParams(squeeze=num("rec_squeeze", RecParams.squeeze))
+    rec = RecParams(height=rec_height, squeeze=num("rec_squeeze", RecParams.squeeze))
     return PipelineParams(det, rec, orient, num("rec_min_score", 0.5), mode == "auto")
 
 
@@ -86,8 +92,10 @@ class PPOCREngine:
 
     def __init__(self, options: EngineOptions, models: ModelSet | None = None):
         self.options = options
-        self.params = params_from(options)
-        self.models = models or load_model_set(options.model_dir)
+        self.models = models or load_model_set(options.model_dir, options.model)
+        self.name = self.models.name  # the record's `engine` field names the model
+        self.params = params_from(options, self.models.defaults,
+                                  int(self.models.rec.meta.get("height", REC_HEIGHT)))
         if options.device not in ("cpu", "gpu"):
             raise EngineError(f"unknown device '{options.device}' (cpu or gpu)")
         runtime = RuntimeOptions(threads=options.threads, gpu=options.device == "gpu")
