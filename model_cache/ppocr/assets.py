@@ -99,6 +99,27 @@ def describe(folder: Path | None = None) -> dict[str, Any]:
             "defaults": dict(manifest.meta.get("defaults", {}))}
 
 
+def describe_model(folder: Path) -> dict[str, Any] | None:
+    """describe() for a ppocr folder, None for another engine's or an unreadable one."""
+    try:
+        manifest = Manifest.load(folder)
+    except ModelVerificationError:
+        return None
+    return describe(folder) if manifest.engine == ENGINE_NAME else None
+
+
+FIGURES_FILE = Path(__file__).resolve().parent / "figures.json"
+
+
+def measured_figures() -> dict[str, Any]:
+    """The committed speed/accuracy figures (benchmarks/model_figures.py writes them); {} if absent."""
+    import json
+    try:
+        return json.loads(FIGURES_FILE.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
 def write_manifest(folder: Path, name: str, nets: dict[str, dict[str, Any]],
                    dictionary: str | None = None) -> Manifest:
     """Make a user folder usable with --model-dir: e.g. nets={"rec": {"param": "rec.param",

