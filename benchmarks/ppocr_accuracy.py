@@ -83,10 +83,9 @@ def corpus_pages(root: Path, half: str, copy: str, limit: int) -> list[Page]:
     if not index.exists():
         raise SystemExit(f"{index} not found: the corpus is not built")
     records = [json.loads(line) for line in index.read_text(encoding="utf-8").splitlines() if line]
-    records = sorted((r for r in records if r["half"] == half), key=lambda r: r["id"])
-    if limit:
-        step = max(1, len(records) // limit)  # spread over the half's documents, not its first ones
-        records = records[::step][:limit]
+    records = [r for r in records if r["half"] == half]  # in the file's seeded-subset order
+    if limit:  # the first `limit`: the same pages as accuracy.py --corpus --subset `limit`
+        records = records[:limit]
     return [Page(r["id"], (root / r["gt"]).read_text(encoding="utf-8"), r.get("lang", "").startswith("zh"),
                  lambda p=root / r[copy]: Image.open(p).convert("RGB")) for r in records]
 

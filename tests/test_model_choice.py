@@ -35,8 +35,8 @@ def test_model_is_checked_before_the_run():
 
 
 def test_manifest_defaults_apply_and_engine_options_override_them():
-    params = params_from(EngineOptions(), {"det_limit_side": 1024, "det_thresh": 0.25})
-    assert params.det.limit_side == 1024 and params.det.thresh == 0.25
+    params = params_from(EngineOptions(), {"det_limit_side": 1024, "det_thresh": 0.25}, {"height": 32})
+    assert params.det.limit_side == 1024 and params.det.thresh == 0.25 and params.rec.height == 32
     params = params_from(EngineOptions(extra=(("det_limit_side", "1400"),)), {"det_limit_side": 1024})
     assert params.det.limit_side == 1400
 
@@ -74,3 +74,27 @@ def test_models_list_and_verify_cover_every_shipped_model():
     verified = run_cli("models", "verify")
     assert verified.returncode == 0
     assert "OK ppocr-v5-mobile" in verified.stderr and "OK ppocr-v6-tiny" in verified.stderr
+
+
+def test_the_run_record_keeps_the_resolved_model_for_retry():
+    from runner.job import _command_record
+    config = RunConfig(inputs=["x.pdf"], out_dir=Path("out"))
+    assert _command_record(config)["model"] == "ppocr-v5-mobile"
+    config = RunConfig(inputs=["x.pdf"], out_dir=Path("out"), model="ppocr-v6-tiny")
+    assert _command_record(config)["model"] == "ppocr-v6-tiny"
+    assert _command_record(RunConfig(inputs=[], out_dir=Path("out"), engine="hunyuan"))["model"] is None
+
+
+@pytest.mark.slow
+def test_v6_tiny_reads_6pt_print_at_its_default_detector_size():
+    """benchmarks/small_print.py: at det_limit_side 1280 6-pt print reads as at 1600 (CER 0.0137 vs
+    0.0128); 5-pt print needs 1600 (0.054 vs 0.014), as the README says."""
+    from PIL import ImageFont  # noqa: F401
+
+    from benchmarks.small_print import FONT, small_print_page
+    from runner.evaluation.metrics import cer
+    if not Path(FONT).is_file():
+        pytest.skip("DejaVu fonts are not installed")
+    engine = PPOCREngine(EngineOptions(threads=2, model="ppocr-v6-tiny"))
+    image, truth = small_print_page(6)
+    assert cer(truth, engine.ocr(image).text) < 0.03

@@ -92,7 +92,7 @@ V5 = Recipe(
     net_meta={
         "det": {"param": "det.ncnn.param", "bin": "det.ncnn.bin", "input": "in0", "output": "out0"},
         "rec": {"param": "rec.ncnn.param", "bin": "rec.ncnn.bin", "input": "in0", "output": "out0",
-                "height": 48},
+                "height": 48, "min_width": 64, "max_width": 4096},
         "cls": {"param": "cls.ncnn.param", "bin": "cls.ncnn.bin", "input": "in0", "output": "out0",
                 "height": 80, "width": 160, "labels": [0, 180]},
     },
@@ -124,8 +124,10 @@ V6_TINY = Recipe(
           NetSpec("rec", "tiny/rec/rec.onnx", ("[1,3,48,320]", "[1,3,48,640]"))),
     net_meta={
         "det": {"param": "det.ncnn.param", "bin": "det.ncnn.bin", "input": "in0", "output": "out0"},
+        # 48 px high like v5 (inference.yml: RecResizeImg 3x48x320, dynamic width); one time step
+        # per 8 columns.
         "rec": {"param": "rec.ncnn.param", "bin": "rec.ncnn.bin", "input": "in0", "output": "out0",
-                "height": 48},
+                "height": 48, "min_width": 64, "max_width": 4096},
     },
     dictionary=("ppocrv6_tiny_dict.txt", "ppocr_keys_v6_tiny.txt"), bake_dictionary=True,
     dictionary_meta={"entries": 6906, "blank_index": 0, "space": "last"},
@@ -138,8 +140,12 @@ V6_TINY = Recipe(
     rendered={"NOTICE": lambda r: v6_notice(), "PROVENANCE.md": lambda r: v6_provenance(r)},
     extra_meta={
         "languages": "zh (6174 common characters), en and Latin script, Greek; no ja (no kana)",
-        "defaults": {"det_limit_side": 1600, "det_thresh": 0.3, "det_box_thresh": 0.6,
-                     "det_unclip_ratio": 1.5},
+        # Measured (docs/benchmarks.md, PP-OCRv6 section): at 1280 6-pt print at 200 dpi reads as
+        # at 1600 (5-pt does not: use -E det_limit_side=1600 or ppocr-v5-mobile for it); the DB
+        # thresholds are those of the model's own inference.yml (kit lines CER 0.0094 vs 0.0220
+        # with v5's, corpus tuning half equal).
+        "defaults": {"det_limit_side": 1280, "det_thresh": 0.2, "det_box_thresh": 0.4,
+                     "det_unclip_ratio": 1.4},
     },
 )
 

@@ -27,8 +27,8 @@ from model_cache.ppocr.layout import build_blocks
 from model_cache.ppocr.leaders import leader_lines
 from model_cache.ppocr.orientation import (OrientParams, rotate_boxes, rotate_image,
                                            upside_down, vertical_share)
-from model_cache.ppocr.recognition import (REC_HEIGHT, RecParams, RecResult, load_dictionary,
-                                           recognize, rectify, softmax_input)
+from model_cache.ppocr.recognition import (RecParams, RecResult, load_dictionary, recognize, rectify,
+                                           softmax_input)
 from model_cache.ppocr.runtime import NcnnNet, RuntimeOptions
 from model_cache.ppocr.spacing import verify_spaces
 from outputs.model import Line, PageResult
@@ -50,8 +50,9 @@ OPTION_NAMES = ("det_limit_side", "det_thresh", "det_box_thresh", "det_unclip_ra
 
 
 def params_from(options: EngineOptions, defaults: dict[str, Any] | None = None,
-                rec_height: int = REC_HEIGHT) -> PipelineParams:
-    """Settings from `options`, else the model's manifest `defaults`, else the built-in ones."""
+                rec_net: dict[str, Any] | None = None) -> PipelineParams:
+    """Settings from `options`, else the model's manifest `defaults`, else the built-in ones;
+    the recogniser's input conventions (height, min/max width) from its manifest entry."""
     defaults = defaults or {}
     unknown = sorted({key for key, _ in options.extra} - set(OPTION_NAMES))
     if unknown:  # a mistyped setting must not be silently ignored over a night's run
@@ -72,7 +73,11 @@ def params_from(options: EngineOptions, defaults: dict[str, Any] | None = None,
     mode = (options.get("orientation") or "auto").lower()
     if mode not in ("auto", "off"):
         raise EngineError(f"ppocr option orientation={mode!r}: use 'auto' or 'off'")
-    rec = RecParams(height=rec_height, squeeze=num("rec_squeeze", RecParams.squeeze))
+    rec_net = rec_net or {}
+    rec = RecParams(height=int(rec_net.get("height", RecParams.height)),
+                    min_width=int(rec_net.get("min_width", RecParams.min_width)),
+                    max_width=int(rec_net.get("max_width", RecParams.max_width)),
+                    squeeze=num("rec_squeeze", RecParams.squeeze))
     return PipelineParams(det, rec, orient, num("rec_min_score", 0.5), mode == "auto")
 
 
@@ -94,8 +99,7 @@ class PPOCREngine:
         self.options = options
         self.models = models or load_model_set(options.model_dir, options.model)
         self.name = self.models.name  # the record's `engine` field names the model
-        self.params = params_from(options, self.models.defaults,
-                                  int(self.models.rec.meta.get("height", REC_HEIGHT)))
+        self.params = params_from(options, self.models.defaults, self.models.rec.meta)
         if options.device not in ("cpu", "gpu"):
             raise EngineError(f"unknown device '{options.device}' (cpu or gpu)")
         runtime = RuntimeOptions(threads=options.threads, gpu=options.device == "gpu")
