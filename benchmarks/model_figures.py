@@ -42,11 +42,11 @@ def accuracy(runs: list[dict], model: str) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--throughput", type=Path, required=True)
+    parser.add_argument("--throughput", type=Path, help="throughput.py --json output (omit: no speed figures)")
     parser.add_argument("--accuracy", type=Path, nargs="+", required=True)
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
-    throughput = json.loads(args.throughput.read_text(encoding="utf-8"))
+    throughput = json.loads(args.throughput.read_text(encoding="utf-8")) if args.throughput else {"contenders": {}}
     runs = [json.loads(p.read_text(encoding="utf-8")) for p in args.accuracy]
     models = {name: {**speed(throughput, name), **accuracy(runs, name)} for name in BUNDLED_MODELS}
     figures = {
@@ -54,7 +54,7 @@ def main() -> None:
                   "runs below. docs/benchmarks.md (section 'PP-OCRv6 tiny and the model choice') has the "
                   "full tables. CER: mean page CER after NFKC, whitespace removed."),
         "throughput": {k: throughput[k] for k in ("benchmark", "measured", "command", "machine",
-                                                   "load_average", "pages", "dpi")},
+                                                   "load_average", "pages", "dpi") if k in throughput},
         "accuracy": [{k: r[k] for k in ("benchmark", "measured", "command", "model")}
                      for r in runs if not r["extra"]],
         "models": models,

@@ -35,9 +35,10 @@ def list_models() -> None:
                       _speed(measured), _cer(measured))
     Console().print(table)
     if figures:
-        console.print(f"pages/min: dense A4 at 200 dpi, end to end, 2 threads; CER: mean page CER "
-                      f"(NFKC, no whitespace). {figures.get('about', '')} "
-                      f"Throughput measured {figures.get('throughput', {}).get('measured', '?')}.")
+        measured = figures.get("throughput", {}).get("measured")
+        console.print("pages/min: dense A4 at 200 dpi, end to end, 2 threads"
+                      + (f" (measured {measured})" if measured else " (not measured yet)")
+                      + "; mean CER per set: NFKC, no whitespace. " + figures.get("about", ""))
     for entry in entries:
         console.print(f"{entry.name}: {entry.path}")
     console.print(f"model cache: {models_root()}")
