@@ -33,11 +33,21 @@ def speed(throughput: dict, model: str) -> dict:
 
 
 def accuracy(runs: list[dict], model: str) -> dict:
-    cer: dict[str, float] = {}
+    sets: dict[str, dict] = {}
     for run in runs:
         if run["model"] == model and not run["extra"]:
-            cer.update({name: s["mean_cer"] for name, s in run["sets"].items()})
-    return {"mean_cer": cer} if cer else {}
+            sets.update(run["sets"])
+    if not sets:
+        return {}
+    found = {"mean_cer": {name: s["mean_cer"] for name, s in sets.items()}}
+    if "pdfs" in sets:
+        found["kit_pdfs_cer"] = sets["pdfs"]["mean_cer"]
+    corpus = [s for name, s in sets.items() if name.startswith("corpus-check-")]
+    if corpus:  # both copies (born-digital, simulated scan), weighted by pages
+        pages = sum(s["n"] for s in corpus)
+        found["corpus_check_cer"] = round(sum(s["mean_cer"] * s["n"] for s in corpus) / pages, 4)
+        found["corpus_check_pages"] = pages
+    return found
 
 
 def main() -> None:
@@ -51,7 +61,7 @@ def main() -> None:
     models = {name: {**speed(throughput, name), **accuracy(runs, name)} for name in BUNDLED_MODELS}
     figures = {
         "about": ("Measured on one machine, side by side; written by benchmarks/model_figures.py from the "
-                  "runs below. docs/benchmarks.md (section 'PP-OCRv6 tiny and the model choice') has the "
+                  "benchmark runs listed in figures.json. docs/benchmarks.md (section 'PP-OCRv6 tiny and the model choice') has the "
                   "full tables. CER: mean page CER after NFKC, whitespace removed."),
         "throughput": {k: throughput[k] for k in ("benchmark", "measured", "command", "machine",
                                                    "load_average", "pages", "dpi") if k in throughput},

@@ -49,8 +49,12 @@ def _speed(measured: dict) -> str:
 
 
 def _cer(measured: dict) -> str:
-    cer = measured.get("mean_cer", {})
-    return ", ".join(f"{name} {value:.4f}" for name, value in cer.items())
+    parts = []
+    if "kit_pdfs_cer" in measured:
+        parts.append(f"kit PDFs {measured['kit_pdfs_cer']:.4f}")
+    if "corpus_check_cer" in measured:
+        parts.append(f"corpus {measured['corpus_check_cer']:.4f} ({measured['corpus_check_pages']} pages)")
+    return ", ".join(parts)
 
 
 @models_app.command("verify")

@@ -71,6 +71,7 @@ def test_models_list_and_verify_cover_every_shipped_model():
     assert listed.returncode == 0
     for name in ("ppocr-v5-mobile", "ppocr-v6-tiny"):
         assert name in listed.stdout + listed.stderr
+    assert listed.stdout.count("kit PDFs") == 2  # measured figures from model_cache/ppocr/figures.json
     verified = run_cli("models", "verify")
     assert verified.returncode == 0
     assert "OK ppocr-v5-mobile" in verified.stderr and "OK ppocr-v6-tiny" in verified.stderr
