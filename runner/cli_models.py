@@ -35,9 +35,12 @@ def list_models() -> None:
                       _speed(measured), _cer(measured))
     Console().print(table)
     if figures:
-        measured = figures.get("throughput", {}).get("measured")
+        speed = figures.get("throughput", {})
+        load = speed.get("load_average")
         console.print("pages/min: dense A4 at 200 dpi, end to end, 2 threads"
-                      + (f" (measured {measured})" if measured else " (not measured yet)")
+                      + (f" (measured {speed['measured']} on {speed.get('machine', '?')}"
+                         + (f", load average {load[0]} at the end: compare ratios, not absolutes)" if load else ")")
+                         if speed.get("measured") else " (not measured yet)")
                       + "; mean CER per set: NFKC, no whitespace. " + figures.get("about", ""))
     for entry in entries:
         console.print(f"{entry.name}: {entry.path}")
