@@ -61,18 +61,20 @@ def engine_code_digest(engine: str) -> str:
 class PagerunnerTool:
     """pagerunner's engine in-process, exactly as `pagerunner run`/`eval` use it."""
 
-    def __init__(self, engine: str = "ppocr", threads: int = 2, extra: tuple[tuple[str, str], ...] = ()):
+    def __init__(self, engine: str = "ppocr", threads: int = 2, extra: tuple[tuple[str, str], ...] = (),
+                 model: str | None = None):
         from model_cache.engine import EngineError, EngineOptions
         from model_cache.registry import create_engine
 
         try:
-            self.engine = create_engine(engine, EngineOptions(threads=threads, extra=extra))
+            self.engine = create_engine(engine, EngineOptions(threads=threads, extra=extra, model=model))
         except EngineError as exc:
             raise ToolUnavailable(str(exc)) from None
         from runner import __version__
 
         settings = ", ".join(f"{k}={v}" for k, v in extra)
-        self.name = f"pagerunner {engine}" + (f" ({settings})" if settings else "")
+        self.name = (f"pagerunner {engine}" + (f" {model}" if model else "")
+                     + (f" ({settings})" if settings else ""))
         self.description = (f"pagerunner {__version__} engine `{engine}` ({self.engine.name}, "
                             f"engine code {engine_code_digest(engine)}, ncnn {_dist_version('ncnn')}, "
                             f"{threads} threads" + (f", {settings})" if settings else ")"))
@@ -178,12 +180,38 @@ def bundled_v4() -> RapidModels:
     return RapidModels("bundled PP-OCRv4")
 
 
-TOOL_NAMES = ("pagerunner", "tesseract", "rapidocr-v4", "rapidocr-v5")
+class FasterPaddleTool:
+    """faster-paddle (PP-OCRv6 on its own bundled ONNX Runtime, Rust pre/post-processing),
+    in-process, one OcrEngine reused, with its default settings; `threads` caps its ORT threads.
+    Pages go through `ocr`; line images too (it has no detection-free mode)."""
+
+    def __init__(self, size: str = "tiny", threads: int = 2):
+        try:
+            from faster_paddle import OcrEngine
+        except ImportError:
+            raise ToolUnavailable("faster-paddle is not installed (benchmarks/setup_peers.sh)") from None
+        self.engine = OcrEngine(model_size=size, threads=threads)
+        self.name = f"faster-paddle {size}"
+        self.description = (f"faster-paddle {_dist_version('faster-paddle')} (PP-OCRv6 {size}, bundled "
+                            f"ONNX Runtime), threads={threads}, default settings")
+
+    def ocr(self, image: Image.Image, kind: str, cjk: bool, dpi: float | None) -> str:
+        buffer = io.BytesIO()
+        image.convert("RGB").save(buffer, "PNG")
+        return str(self.engine.ocr(buffer.getvalue())["text"])
+
+
+TOOL_NAMES = ("pagerunner", "pagerunner-v6-tiny", "tesseract", "rapidocr-v4", "rapidocr-v5",
+              "faster-paddle-tiny", "faster-paddle-small")
 
 
 def make_tool(name: str, threads: int = 2, extra: tuple[tuple[str, str], ...] = ()) -> Tool:
     if name == "pagerunner":
         return PagerunnerTool("ppocr", threads, extra)
+    if name == "pagerunner-v6-tiny":
+        return PagerunnerTool("ppocr", threads, extra, model="ppocr-v6-tiny")
+    if name.startswith("faster-paddle-"):
+        return FasterPaddleTool(name.rsplit("-", 1)[1], threads)
     if name == "tesseract":
         return TesseractTool(threads)
     if name == "rapidocr-v4":

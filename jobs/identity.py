@@ -23,7 +23,8 @@ def file_sha256(path: Path, chunk: int = 1 << 20) -> tuple[str, int]:
 
 def document_id(content_sha256: str, options: dict[str, Any]) -> str:
     relevant = {key: options.get(key) for key in RESULT_OPTIONS}
-    if options.get("engine_options"):  # added only when set: ids of runs without any stay as they were
-        relevant["engine_options"] = options["engine_options"]
+    for key in ("engine_options", "ppocr_model"):  # added only when set: earlier ids stay as they were
+        if options.get(key):
+            relevant[key] = options[key]
     payload = json.dumps({"sha256": content_sha256, "options": relevant}, sort_keys=True)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from model_cache.manifest import MANIFEST_NAME, Manifest, ModelVerificationError
 
-BUNDLED_PPOCR = Path(__file__).parent / "ppocr" / "models"
+BUNDLED_PPOCR = Path(__file__).parent / "ppocr" / "models"  # the base (PP-OCRv5 mobile) folder
 
 
 def home() -> Path:
@@ -29,9 +29,13 @@ class ModelEntry:
 
 
 def known_models() -> list[ModelEntry]:
+    from model_cache.ppocr.assets import BUNDLED_MODELS, bundled_model_dir
+
     entries: list[ModelEntry] = []
-    if (BUNDLED_PPOCR / MANIFEST_NAME).exists():
-        entries.append(_entry(BUNDLED_PPOCR, bundled=True))
+    for name in BUNDLED_MODELS:
+        folder = bundled_model_dir(name)
+        if (folder / MANIFEST_NAME).exists():
+            entries.append(_entry(folder, bundled=True))
     root = models_root()
     if root.is_dir():
         for folder in sorted(p for p in root.iterdir() if (p / MANIFEST_NAME).exists()):

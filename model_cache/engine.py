@@ -21,6 +21,7 @@ class EngineOptions:
     threads: int = 2
     device: str = "cpu"  # "cpu" | "gpu" (ncnn Vulkan)
     model_dir: Path | None = None  # user-supplied model folder (with manifest.json)
+    model: str | None = None  # a shipped model by name (ppocr: ppocr-v5-mobile, ppocr-v6-tiny); None: default
     extra: tuple[tuple[str, str], ...] = ()  # engine-specific settings, e.g. (("max_new_tokens", "2048"),)
 
     def get(self, key: str, default: str | None = None) -> str | None:

@@ -61,8 +61,12 @@ def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
 
 def build_manifest(folder: Path, name: str, engine: str, meta: dict[str, Any] | None = None,
                    exclude: tuple[str, ...] = (MANIFEST_NAME,)) -> Manifest:
+    """List every file under `folder`, except those of a subfolder that is a model of its own
+    (has its own manifest: e.g. a second shipped model inside the first one's folder)."""
+    nested = [p.parent for p in folder.rglob(MANIFEST_NAME) if p.parent != folder]
     files = {p.relative_to(folder).as_posix(): sha256_file(p)
-             for p in sorted(folder.rglob("*")) if p.is_file() and p.name not in exclude}
+             for p in sorted(folder.rglob("*")) if p.is_file() and p.name not in exclude
+             and not any(n in p.parents for n in nested)}
     return Manifest(name, engine, files, dict(meta or {}))
 
 

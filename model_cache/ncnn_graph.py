@@ -23,7 +23,8 @@ TAG_INT8 = 0x000D4B38
 # Layers that load nothing from the .bin.
 WEIGHTLESS = {"Input", "Split", "HardSwish", "HardSigmoid", "Swish", "Sigmoid", "ReLU", "Clip",
               "Pooling", "Permute", "Reshape", "Squeeze", "ExpandDims", "Softmax", "Concat", "Interp",
-              "Slice", "Crop", "Flatten", "Eltwise", "Noop", "Dropout", "GELU", "RotaryEmbed", "SDPA"}
+              "Slice", "Crop", "Flatten", "Eltwise", "Noop", "Dropout", "GELU", "RotaryEmbed", "SDPA",
+              "Reduction"}
 
 
 @dataclass
@@ -109,6 +110,10 @@ def weight_plan(layer: Layer) -> list[tuple[bool, int]]:
         kdim, vdim = p("3", embed), p("4", embed)
         return [(True, embed * qdim), (False, embed), (True, embed * kdim), (False, embed),
                 (True, embed * vdim), (False, embed), (True, qdim * embed), (False, qdim)]
+    if kind == "BatchNorm":
+        return [(False, p("0"))] * 4  # slope, mean, variance, bias
+    if kind == "Padding":
+        return [(False, p("6"))] if p("6") else []  # per-channel pad values
     if kind == "BinaryOp":
         return []  # scalar or two-input forms; neither has weights
     if kind in WEIGHTLESS:

@@ -16,7 +16,7 @@ from jobs.pageranges import PageRangeError, PageRanges
 from jobs.sources import DEFAULT_MAX_PIXELS
 from jobs.store import STORE_DIR, JobStore, StoreError
 from runner import __version__
-from runner.cli_options import engine_extra, read_passwords
+from runner.cli_options import MODEL_HELP, engine_extra, read_passwords
 from runner.crash import guard_internal_errors
 from runner.errors import ExitCode, RunnerError, UsageError
 from runner.export import DEFAULT_FORMATS, export_all, parse_formats
@@ -64,6 +64,7 @@ def run(
     threads: int = typer.Option(2, "--threads", min=1, help="Threads per worker for the engine."),
     device: str = typer.Option("cpu", "--device", help="cpu | gpu (ncnn Vulkan)"),
     model_dir: Optional[Path] = typer.Option(None, "--model-dir", help="A model folder with manifest.json."),
+    model: Optional[str] = typer.Option(None, "--model", help=MODEL_HELP),
     max_new_tokens: Optional[int] = typer.Option(None, "--max-new-tokens", help="hunyuan: decode limit per page."),
     low_memory: bool = typer.Option(False, "--low-memory", help="hunyuan: load decoder layers in turn."),
     engine_option: List[str] = typer.Option([], "--engine-option", "-E",
@@ -87,7 +88,7 @@ def run(
             inputs=list(inputs), out_dir=out, engine=engine, dpi=dpi, pages=_pages(pages),
             passwords=read_passwords(password, passwords_file), formats=_formats(formats),
             jsonl_stdout=_jsonl_flag(jsonl), text_layer=text_layer, threads=threads, device=device,
-            model_dir=model_dir, engine_extra=engine_extra(max_new_tokens, low_memory, engine_option),
+            model_dir=model_dir, model=model, engine_extra=engine_extra(max_new_tokens, low_memory, engine_option),
             max_pixels=max_pixels,
             expand=ExpandOptions(recursive=recursive, include=tuple(include), exclude=tuple(exclude)),
             executor=executor, workers=workers, page_timeout=page_timeout, ray_address=ray_address,
@@ -137,6 +138,7 @@ def retry(out: Path = typer.Argument(DEFAULT_OUT, help="Output folder of a run."
             formats=tuple(command.get("formats", DEFAULT_FORMATS)), text_layer=options.get("text_layer", "ignore"),
             threads=int(command.get("threads", 2)), device=command.get("device", "cpu"),
             model_dir=Path(options["model"]) if options.get("model") else None,
+            model=command.get("model"),
             engine_extra=tuple(tuple(kv) for kv in command.get("engine_extra", [])),
             max_pixels=int(options.get("max_pixels", DEFAULT_MAX_PIXELS)), from_store=True)
         summary = run_job(config, make_reporter(err_console, quiet))

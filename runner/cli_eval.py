@@ -23,7 +23,8 @@ from jobs.pageranges import PageRangeError, PageRanges
 from jobs.sources import DEFAULT_DPI, DEFAULT_MAX_PIXELS
 from model_cache.engine import EngineError
 from model_cache.manifest import ModelVerificationError
-from runner.cli_options import engine_extra, read_passwords
+from model_cache.ppocr.assets import BUNDLED_MODELS
+from runner.cli_options import MODEL_HELP, engine_extra, read_passwords
 from runner.errors import ExitCode, UsageError
 from runner.evaluation.evaluate import TEXT_LAYER_ENGINE, EvalOptions, EvalResult, PageEval, evaluate
 from runner.evaluation.report import print_report, to_json
@@ -56,6 +57,7 @@ def eval_command(
     threads: Annotated[int, typer.Option(min=1, help="Threads for the engine.")] = 2,
     device: Annotated[str, typer.Option(help="cpu | gpu (ncnn Vulkan)")] = "cpu",
     model_dir: Annotated[Optional[Path], typer.Option(help="A model folder with manifest.json.")] = None,
+    model: Annotated[Optional[str], typer.Option(help=MODEL_HELP)] = None,
     max_new_tokens: Annotated[Optional[int], typer.Option(help="hunyuan: decode limit per page.")] = None,
     low_memory: Annotated[bool, typer.Option(help="hunyuan: load decoder layers in turn.")] = False,
     engine_option: Annotated[List[str], typer.Option(
@@ -83,7 +85,8 @@ def eval_command(
                        pages, min_chars, cjk)
     options = replace(options, passwords=_passwords(console, password, passwords_file),
                       max_pixels=max_pixels, text_layer=text_layer,
-                      engine_extra=engine_extra(max_new_tokens, low_memory, engine_option))
+                      engine_extra=engine_extra(max_new_tokens, low_memory, engine_option),
+                      model=_model(console, model, engine))
     if against_text_layer and text_layer != "ignore":
         _usage(console, "--against-text-layer OCRs every page: leave --text-layer at ignore")
     expand = ExpandOptions(recursive=recursive, include=tuple(include), exclude=tuple(exclude))
@@ -120,6 +123,14 @@ def _options(console: Console, gt: Path | None, against_text_layer: bool, engine
     return EvalOptions(engine=engine, dpi=dpi, threads=threads, device=device, model_dir=model_dir,
                        pages=ranges, gt_dir=gt, against_text_layer=against_text_layer,
                        min_chars=min_chars, cjk=_CJK_MODES[cjk])
+
+
+def _model(console: Console, model: str | None, engine: str) -> str | None:
+    if model is not None and engine != "ppocr":
+        _usage(console, f"--model chooses a ppocr model; for {engine} use --model-dir")
+    if model is not None and model not in BUNDLED_MODELS:
+        _usage(console, f"unknown --model {model!r} (choose from {', '.join(BUNDLED_MODELS)})")
+    return model
 
 
 def _passwords(console: Console, password: str | None, passwords_file: Path | None) -> tuple[str, ...]:

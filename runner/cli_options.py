@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from model_cache.ppocr.assets import BUNDLED_MODELS, DEFAULT_MODEL
 from runner.errors import UsageError
+
+MODEL_HELP = (f"ppocr model: {' | '.join(BUNDLED_MODELS)} (default {DEFAULT_MODEL}); "
+              "`pagerunner models list` shows their speed and accuracy.")
 
 
 def read_passwords(password: str | None, passwords_file: Path | None) -> tuple[str, ...]:

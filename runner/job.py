@@ -22,6 +22,7 @@ from jobs.pageranges import PageRanges
 from jobs.sources import DEFAULT_MAX_PIXELS, SourceError, looks_like_pdf, open_source
 from jobs.store import STORE_DIR, DocumentRecord, JobStore, PageTask, StoreError
 from model_cache.engine import RESULT_NEUTRAL_OPTIONS, EngineOptions
+from model_cache.ppocr.assets import BUNDLED_MODELS, MODEL_NAME as LEGACY_PPOCR_MODEL, resolve_model
 from model_cache.registry import ENGINE_NAMES, is_plugin_name
 from outputs.files import remove_stale_temps
 from outputs.jsonl import page_line
@@ -52,6 +53,7 @@ class RunConfig:
     threads: int = 2
     device: str = "cpu"
     model_dir: Path | None = None
+    model: str | None = None  # a shipped ppocr model by name (--model); None: the default
     engine_extra: tuple[tuple[str, str], ...] = ()
     max_pixels: int = DEFAULT_MAX_PIXELS
     expand: ExpandOptions = field(default_factory=ExpandOptions)
@@ -70,11 +72,18 @@ class RunConfig:
         settings = sorted((k, v) for k, v in self.engine_extra if k not in RESULT_NEUTRAL_OPTIONS)
         if settings:  # only when given, so documents of runs without settings keep their identity
             options["engine_options"] = settings
+        model = self.ppocr_model()
+        if model is not None and model != LEGACY_PPOCR_MODEL:  # the model every earlier id was made with
+            options["ppocr_model"] = model
         return options
+
+    def ppocr_model(self) -> str | None:
+        """The shipped ppocr model this run uses (resolved from --model), None for other engines."""
+        return resolve_model(self.model) if self.engine == "ppocr" else None
 
     def worker_config(self) -> WorkerConfig:
         options = EngineOptions(threads=self.threads, device=self.device, model_dir=self.model_dir,
-                                extra=self.engine_extra)
+                                model=self.ppocr_model(), extra=self.engine_extra)
         return WorkerConfig(engine=self.engine, engine_options=options, passwords=self.passwords,
                             max_pixels=self.max_pixels)
 
@@ -89,6 +98,11 @@ class RunConfig:
             raise UsageError("--max-pixels must be at least 100000")
         if self.device not in ("cpu", "gpu"):
             raise UsageError("--device must be cpu or gpu")
+        if self.model is not None and self.engine != "ppocr":
+            raise UsageError(f"--model chooses a ppocr model ({', '.join(BUNDLED_MODELS)}); "
+                             f"for {self.engine} use --model-dir")
+        if self.model is not None and self.model not in BUNDLED_MODELS:
+            raise UsageError(f"unknown --model {self.model!r} (choose from {', '.join(BUNDLED_MODELS)})")
         if self.page_timeout is not None and self.page_timeout <= 0:
             raise UsageError("--page-timeout must be a positive number of seconds")
         if self.page_timeout and self.executor == "inline":
@@ -363,7 +377,8 @@ def _command_record(config: RunConfig) -> dict[str, Any]:
                        for i in config.inputs],
             "options": config.document_options(), "formats": list(config.formats),
             "threads": config.threads, "device": config.device, "executor": config.executor,
-            "workers": config.workers, "engine_extra": [list(kv) for kv in config.engine_extra]}
+            "workers": config.workers, "engine_extra": [list(kv) for kv in config.engine_extra],
+            "model": config.ppocr_model()}  # resolved, so a retry keeps the model if the default changes
 
 
 def _describe_os_error(exc: OSError, out_dir: Path) -> str:

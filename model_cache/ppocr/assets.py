@@ -1,33 +1,52 @@
 """Where the ppocr model files live and how they are checked.
 
-The shipped folder (models/) and any user folder passed as --model-dir share one layout:
-a manifest.json (model_cache.manifest) whose "nets" table names each net's .param/.bin and
-blob names, and whose "dictionary" names the recognition dictionary. A user folder may
-provide only some roles (e.g. another language's rec net + dictionary); the others come
-from the shipped folder.
+Every shipped model and any user folder passed as --model-dir share one layout: a
+manifest.json (model_cache.manifest) whose "nets" table names each net's .param/.bin and blob
+names, whose "dictionary" names the recognition dictionary, and whose optional "defaults" are
+the engine settings the model was measured with (det_limit_side, det_thresh, ...).
+
+The PP-OCRv5 mobile folder (models/) is the base: a model that ships only some roles (PP-OCRv6
+tiny ships det and rec) and any user folder take the other roles from it.
 """
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from model_cache.manifest import Manifest, ModelVerificationError, verify_folder
 
 ENGINE_NAME = "ppocr"
-MODEL_NAME = "ppocr-v5-mobile"
+MODEL_NAME = "ppocr-v5-mobile"  # the base model (folder models/)
 DICT_FILE = "ppocr_keys_v5.txt"
 ROLES = ("det", "rec", "cls")
+# Shipped models: name -> folder under models/ ("" is models/ itself).
+BUNDLED_MODELS = {"ppocr-v5-mobile": "", "ppocr-v6-tiny": "ppocr-v6-tiny"}
+DEFAULT_MODEL = "ppocr-v5-mobile"
 
 _verified: dict[Path, Manifest] = {}
 _lock = threading.Lock()
 
 
 def default_model_dir() -> Path:
-    """The converted PP-OCRv5 files shipped inside the package."""
+    """The converted PP-OCRv5 files shipped inside the package (the base model)."""
     return Path(__file__).resolve().parent / "models"
+
+
+def resolve_model(name: str | None) -> str:
+    """A shipped model's name (None: the default); raises ModelVerificationError naming the
+    choices for anything else."""
+    name = name or DEFAULT_MODEL
+    if name not in BUNDLED_MODELS:
+        raise ModelVerificationError(default_model_dir(), [
+            f"no shipped ppocr model {name!r} (choose from {', '.join(BUNDLED_MODELS)})"])
+    return name
+
+
+def bundled_model_dir(name: str | None = None) -> Path:
+    return default_model_dir() / BUNDLED_MODELS[resolve_model(name)]
 
 
 def verify(folder: Path | None = None) -> Manifest:
@@ -75,7 +94,30 @@ def describe(folder: Path | None = None) -> dict[str, Any]:
     return {"name": manifest.name, "engine": manifest.engine, "path": str(folder),
             "files": len(manifest.files), "bytes": size,
             "source": manifest.meta.get("source", {}).get("package", ""),
-            "nets": sorted(manifest.meta.get("nets", {}))}
+            "nets": sorted(manifest.meta.get("nets", {})),
+            "languages": manifest.meta.get("languages", ""),
+            "defaults": dict(manifest.meta.get("defaults", {}))}
+
+
+def describe_model(folder: Path) -> dict[str, Any] | None:
+    """describe() for a ppocr folder, None for another engine's or an unreadable one."""
+    try:
+        manifest = Manifest.load(folder)
+    except ModelVerificationError:
+        return None
+    return describe(folder) if manifest.engine == ENGINE_NAME else None
+
+
+FIGURES_FILE = Path(__file__).resolve().parent / "figures.json"
+
+
+def measured_figures() -> dict[str, Any]:
+    """The committed speed/accuracy figures (benchmarks/model_figures.py writes them); {} if absent."""
+    import json
+    try:
+        return json.loads(FIGURES_FILE.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
 
 
 def write_manifest(folder: Path, name: str, nets: dict[str, dict[str, Any]],
@@ -115,6 +157,8 @@ class ModelSet:
     cls: NetFiles
     dictionary: Path
     folders: tuple[Path, ...]
+    name: str = MODEL_NAME
+    defaults: dict[str, Any] = field(default_factory=dict)  # the manifests' "defaults", later folders win
 
 
 def _nets_of(folder: Path, manifest: Manifest) -> dict[str, NetFiles]:
@@ -122,21 +166,38 @@ def _nets_of(folder: Path, manifest: Manifest) -> dict[str, NetFiles]:
             for role, spec in manifest.meta["nets"].items()}
 
 
-def load_model_set(user_dir: Path | None = None) -> ModelSet:
-    """Verify the shipped folder (and `user_dir`), and pick each role's files; a user
-    folder's roles and dictionary take precedence."""
+@dataclass
+class _Layers:
+    nets: dict[str, NetFiles]
+    dictionary: Path
+    folders: list[Path]
+    defaults: dict[str, Any]
+
+    def overlay(self, folder: Path) -> None:
+        """`folder`'s roles, dictionary and defaults take precedence over those so far."""
+        folder = Path(folder).resolve()
+        manifest = verified(folder)
+        self.nets.update(_nets_of(folder, manifest))
+        if manifest.meta.get("dictionary", {}).get("file"):
+            self.dictionary = folder / manifest.meta["dictionary"]["file"]
+        elif "rec" in manifest.meta["nets"]:
+            raise ModelVerificationError(folder, ["a rec net needs its 'dictionary' in the manifest"])
+        self.defaults.update(manifest.meta.get("defaults", {}))
+        self.folders.append(folder)
+
+
+def load_model_set(user_dir: Path | None = None, model: str | None = None) -> ModelSet:
+    """Verify the base folder, the chosen shipped model's folder (and `user_dir`), and pick each
+    role's files; the model's roles override the base's, and a user folder's override both."""
+    name = resolve_model(model)
     base_dir = default_model_dir().resolve()
     base = verified(base_dir)
-    nets = _nets_of(base_dir, base)
-    dictionary = base_dir / base.meta["dictionary"]["file"]
-    folders = [base_dir]
+    layers = _Layers(_nets_of(base_dir, base), base_dir / base.meta["dictionary"]["file"],
+                     [base_dir], dict(base.meta.get("defaults", {})))
+    if BUNDLED_MODELS[name]:
+        layers.overlay(bundled_model_dir(name))
     if user_dir is not None:
-        user_dir = Path(user_dir).resolve()
-        user = verified(user_dir)
-        nets.update(_nets_of(user_dir, user))
-        if user.meta.get("dictionary", {}).get("file"):
-            dictionary = user_dir / user.meta["dictionary"]["file"]
-        elif "rec" in user.meta["nets"]:
-            raise ModelVerificationError(user_dir, ["a rec net needs its 'dictionary' in the manifest"])
-        folders.append(user_dir)
-    return ModelSet(nets["det"], nets["rec"], nets["cls"], dictionary, tuple(folders))
+        layers.overlay(user_dir)
+    nets = layers.nets
+    return ModelSet(nets["det"], nets["rec"], nets["cls"], layers.dictionary, tuple(layers.folders),
+                    name, layers.defaults)

@@ -1,8 +1,10 @@
-"""The `ppocr` engine: PP-OCRv5 mobile (DB detection, PP-LCNet orientation, CTC
-recognition) on ncnn, with page orientation; bullets, dot leaders and figures found in the
-pixels are handed to the shared layout stage (model_cache/layout) as typed annotations.
+"""The `ppocr` engine: a shipped PP-OCR model (EngineOptions.model: ppocr-v5-mobile or
+ppocr-v6-tiny; DB detection, PP-LCNet orientation, CTC recognition) on ncnn, with page
+orientation; bullets, dot leaders and figures found in the pixels are handed to the shared
+layout stage (model_cache/layout) as typed annotations.
 
-Settings through EngineOptions.extra (all optional):
+Settings through EngineOptions.extra (all optional; the model's manifest "defaults" come
+next, then the values in brackets):
   det_limit_side (1600), det_thresh (0.3), det_box_thresh (0.6), det_unclip_ratio (1.5),
   rec_min_score (0.5: lines recognised with less confidence are dropped),
   rec_squeeze (1.0: horizontal scale of line crops; recognition time is linear in it),
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from PIL import Image
@@ -27,8 +30,8 @@ from model_cache.ppocr.figures import figure_regions
 from model_cache.ppocr.leaders import with_leaders
 from model_cache.ppocr.orientation import (OrientParams, rotate_boxes, rotate_image,
                                            upside_down, vertical_share)
-from model_cache.ppocr.recognition import (RecParams, load_dictionary, recognize,
-                                           rectify, softmax_input)
+from model_cache.ppocr.recognition import (RecParams, load_dictionary, recognize, rectify,
+                                           softmax_input)
 from model_cache.ppocr.runtime import NcnnNet, RuntimeOptions
 from model_cache.ppocr.spacing import verify_spaces
 from model_cache.ppocr.words import recognised_line
@@ -50,13 +53,17 @@ OPTION_NAMES = ("det_limit_side", "det_thresh", "det_box_thresh", "det_unclip_ra
                 "rec_squeeze", "orientation", "cls_vote_lines")
 
 
-def params_from(options: EngineOptions) -> PipelineParams:
+def params_from(options: EngineOptions, defaults: dict[str, Any] | None = None,
+                rec_net: dict[str, Any] | None = None) -> PipelineParams:
+    """Settings from `options`, else the model's manifest `defaults`, else the built-in ones;
+    the recogniser's input conventions (height, min/max width) from its manifest entry."""
+    defaults = defaults or {}
     unknown = sorted({key for key, _ in options.extra} - set(OPTION_NAMES))
     if unknown:  # a mistyped setting must not be silently ignored over a night's run
         raise EngineError(f"ppocr has no option {', '.join(unknown)} (options: {', '.join(OPTION_NAMES)})")
 
     def num(key: str, default: float) -> float:
-        value = options.get(key)
+        value = options.get(key, defaults.get(key))
         try:
             return float(value) if value is not None else default
         except ValueError:
@@ -70,7 +77,11 @@ def params_from(options: EngineOptions) -> PipelineParams:
     mode = (options.get("orientation") or "auto").lower()
     if mode not in ("auto", "off"):
         raise EngineError(f"ppocr option orientation={mode!r}: use 'auto' or 'off'")
-    rec = RecParams(squeeze=num("rec_squeeze", RecParams.squeeze))
+    rec_net = rec_net or {}
+    rec = RecParams(height=int(rec_net.get("height", RecParams.height)),
+                    min_width=int(rec_net.get("min_width", RecParams.min_width)),
+                    max_width=int(rec_net.get("max_width", RecParams.max_width)),
+                    squeeze=num("rec_squeeze", RecParams.squeeze))
     return PipelineParams(det, rec, orient, num("rec_min_score", 0.5), mode == "auto")
 
 
@@ -90,8 +101,9 @@ class PPOCREngine:
 
     def __init__(self, options: EngineOptions, models: ModelSet | None = None):
         self.options = options
-        self.params = params_from(options)
-        self.models = models or load_model_set(options.model_dir)
+        self.models = models or load_model_set(options.model_dir, options.model)
+        self.name = self.models.name  # the record's `engine` field names the model
+        self.params = params_from(options, self.models.defaults, self.models.rec.meta)
         if options.device not in ("cpu", "gpu"):
             raise EngineError(f"unknown device '{options.device}' (cpu or gpu)")
         runtime = RuntimeOptions(threads=options.threads, gpu=options.device == "gpu")

@@ -41,6 +41,7 @@ class EvalOptions:
     threads: int = 2
     device: str = "cpu"
     model_dir: Path | None = None
+    model: str | None = None  # a shipped ppocr model by name (None: the default)
     pages: PageRanges = ALL_PAGES
     gt_dir: Path | None = None
     against_text_layer: bool = False
@@ -144,7 +145,7 @@ def _engine(options: EvalOptions, create_engine: EngineFactory) -> Engine | None
     if options.engine == TEXT_LAYER_ENGINE:
         return None
     engine_options = EngineOptions(threads=options.threads, device=options.device,
-                                   model_dir=options.model_dir, extra=options.engine_extra)
+                                   model_dir=options.model_dir, model=options.model, extra=options.engine_extra)
     return create_engine(options.engine, engine_options)
 
 
