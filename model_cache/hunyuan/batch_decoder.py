@@ -20,7 +20,7 @@ from model_cache.hunyuan.graphs import GraphStore, to_mat, to_numpy
 from model_cache.hunyuan.model_config import ModelConfig
 from model_cache.hunyuan.rope import Rope
 
-BATCH = "decoder_batch"
+BATCH = "decoder_batch"  # graph name prefix; the slot count follows
 
 
 @dataclass
@@ -48,15 +48,16 @@ class BatchDecoder:
         params = [(self.folder / f"dec_{i}.param").read_text() for i in range(cfg.layers)]
         bins = [self.folder / f"dec_{i}.bin" for i in range(cfg.layers)]
         text = batch_param(params, self.slots, cfg.heads, cfg.kv_heads, self.host_attention)
-        self.graphs.register_fused(BATCH, text, bins)
+        self.name = f"{BATCH}{self.slots}"
+        self.graphs.register_fused(self.name, text, bins)
         if self.storage is not None:
-            self.graphs.set_settings(BATCH, replace(self.graphs.settings, dtype=self.storage))
+            self.graphs.set_settings(self.name, replace(self.graphs.settings, dtype=self.storage))
         self.state = [None] * self.slots
         self._pad_row = np.zeros((1, cfg.hidden), dtype=np.float32)
         self._rope = Rope(cfg.head_dim, cfg.rope_base, cfg.mrope_section)
 
     def graph_names(self) -> list[str]:
-        return [BATCH]
+        return [self.name]
 
     def free_slot(self) -> int | None:
         return next((j for j, s in enumerate(self.state) if s is None), None)
@@ -100,7 +101,7 @@ class BatchDecoder:
                 if slot is not None:
                     outs += [k_out, v_out]
         t0 = time.perf_counter()
-        results = self.graphs.run(BATCH, inputs, ["out0", *outs], raw=tuple(outs))
+        results = self.graphs.run(self.name, inputs, ["out0", *outs], raw=tuple(outs))
         self.step_s = time.perf_counter() - t0
         hidden = to_numpy(results[0]).reshape(self.slots, -1)
         grown = iter(results[1:])
@@ -109,5 +110,5 @@ class BatchDecoder:
             for layer in range(cfg.layers):
                 slot.keys[layer], slot.values[layer] = next(grown), next(grown)
             slot.length += 1
-        self.graphs.done(BATCH)
+        self.graphs.done(self.name)
         return {j: hidden[j] for j in active}
