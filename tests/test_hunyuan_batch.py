@@ -195,3 +195,16 @@ def test_batched_tokens_equal_alone_vulkan(model_dir: Path, variant: str):
     assert len({len(g.tokens) for g in alone}) >= 3
     for index, run in finished:
         assert run.generation.tokens == alone[index].tokens, f"page {index} differs from its lone decode"
+
+
+@pytest.mark.slow
+def test_random_folder_has_the_converted_layout(model_dir: Path, tmp_path):
+    """benchmarks/hunyuan_random_folder.py: every .bin the size the converter wrote, and the
+    engine loads and decodes it (values are random, so nothing else is compared)."""
+    from benchmarks.hunyuan_random_folder import write_folder
+
+    out = write_folder(model_dir, tmp_path / "random", "fp32")
+    for converted in model_dir.glob("*.bin"):
+        assert (out / converted.name).stat().st_size == converted.stat().st_size, converted.name
+    engine = _engine(out, max_new_tokens="4", batch_pages="2")
+    assert len(engine.ocr_many([random_image(*PAGES[0]), random_image(*PAGES[1])])) == 2
