@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import numpy as np
 from PIL import Image
 
 from model_cache.hunyuan.batch_decoder import BatchDecoder
@@ -36,7 +37,7 @@ class Job:
     reserved: int  # KV-cache bytes held for this page
     started: float = field(default_factory=time.perf_counter)
     step_s: list[float] = field(default_factory=list)
-    first_logits: object = None
+    first_logits: np.ndarray | None = None
     batch_rows: int = 0  # sum over this page's steps of the pages stepped with it
 
 
@@ -101,8 +102,6 @@ class BatchScheduler:
         self.jobs[slot] = job
 
     def _step(self) -> Iterator[tuple[int, "PageRun"]]:
-        import numpy as np
-
         engine = self.engine
         t0 = time.perf_counter()
         hidden = self.batch.step(engine.decoder.embed)
