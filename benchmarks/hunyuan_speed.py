@@ -14,7 +14,16 @@ libgomp, and with its default (spinning) policy a shared machine stalls every pa
 (see model_cache/hunyuan/__init__.py); same policy on both sides keeps the comparison fair.
 
 Prints a table: vision s, prompt tokens, prefill tok/s, time to first token, decode tok/s
-(median of per-token times), peak RSS.
+(median of per-token times), peak RSS. That table is one page, and its transformers child syncs
+per token (a streamer): use it for CPU-side profiles, not to compare the two engines on a GPU.
+
+The fair comparison is --batches 1,8,32: both sides warm (the same shapes run once before the
+timing), the same page prompt and token count, no per-token synchronisation on the transformers
+side (generate() of 1 token for TTFT, of 1 + tokens for the decode rate), the ncnn engine through
+its batch graph as ocr_many runs it; prints TTFT, per-page and aggregate decode tok/s, pages/hour
+for an 800-token page and peak memory per batch size (child_ncnn_batches, child_torch_batches).
+    python benchmarks/hunyuan_speed.py --batches 1,8,32 --dtypes fp16 --device gpu --threads 16 \
+        --torch-device cuda --torch-dtype bf16 [--template CONVERTED_DIR]
 """
 
 from __future__ import annotations

@@ -74,6 +74,14 @@ def test_lm_head_takes_any_number_of_rows():
     assert any_rows(f"7767517\n1 2\n{line}\n").split("\n")[2].split()[12] == "7=0"
 
 
+def test_batch_pages_flag_becomes_the_engine_option():
+    from model_cache.engine import RESULT_NEUTRAL_OPTIONS
+    from runner.cli_options import engine_extra
+
+    assert engine_extra(None, False, [], 8) == (("batch_pages", "8"),)
+    assert {"batch_pages", "kv_cache_mb"} <= RESULT_NEUTRAL_OPTIONS  # never part of a document's identity
+
+
 def test_blank_page_detection():
     page = Image.new("RGB", (1654, 2339), "white")
     assert is_blank(page)
