@@ -67,6 +67,8 @@ def _top_probability(scores: np.ndarray, token: int) -> float:
     rest add < 1e-8 relative): this runs for every page of a batch at every step, and a full
     float64 softmax over the vocabulary cost ~1-3 ms a page."""
     top = scores[token]
+    if not np.isfinite(top):  # NaN logits (a broken graph): no probability to speak of
+        return 0.0
     near = scores[scores > top - np.float32(30.0)]
     return float(1.0 / np.exp((near - top).astype(np.float64)).sum())
 
