@@ -9,7 +9,11 @@ take decode steps in turn, alternating the order. The OpenMP wait policy is per 
 this twice.
 
     python benchmarks/hunyuan_decode_step.py [--configs fp32:2,bf16:2,int8:2,int8/fp32:2]
-        [--context 1438] [--steps 16] [--fused]
+        [--context 1438] [--steps 16] [--fused] [--batch 8]
+
+--batch N: per configuration, also N pages (each its own prefill of a random prompt) stepping
+together through the batch graph (model_cache/hunyuan/batch_decoder.py, LM head on N rows),
+interleaved with the one-page steps; reports per-step ms and aggregate tok/s against one page.
 
 A config is dtype[/decoder storage]:threads; int8 runs with bf16 activations and KV cache (the
 engine's default) unless written int8/fp32.
@@ -43,6 +47,41 @@ def build(folder: Path, threads: int, fused: bool, storage: str | None = None):
     return decoder
 
 
+class BatchStep:
+    """N prefilled pages stepping together, with Decoder.step's interface for the timing loop."""
+
+    def __init__(self, decoder, pages: int, rng, context: int, storage: str | None):
+        import numpy as np
+
+        from model_cache.hunyuan.batch_decoder import BatchDecoder
+
+        self.decoder, self.pages, self.rng = decoder, pages, rng
+        self.batch = BatchDecoder(decoder.graphs.folder, decoder.cfg, decoder.graphs, pages, storage=storage)
+        decoder.graphs.preload(self.batch.graph_names())
+        axes = len(decoder.cfg.mrope_section)
+        saved = (decoder.cache.keys, decoder.cache.values, decoder.cache.length, decoder.delta)
+        for j in range(pages):
+            t0 = time.perf_counter()
+            embeds = decoder.embed(rng.randint(0, decoder.cfg.vocab - 1000, context))
+            decoder.cache.reset()
+            decoder.prefill(embeds, np.tile(np.arange(context), (axes, 1)))
+            self.batch.admit(j, decoder, 0)
+            print(f"  batch page {j}: prefill {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+        decoder.cache.keys, decoder.cache.values, decoder.cache.length, decoder.delta = saved
+        self.cfg = decoder.cfg
+        self.step_split = (0.0, 0.0)
+
+    def step(self, token: int) -> None:
+        import numpy as np
+
+        for j in range(self.pages):
+            self.batch.state[j].token = int(self.rng.randint(0, self.cfg.vocab - 1000))
+        hidden = self.batch.step(self.decoder.embed)
+        t1 = time.perf_counter()
+        self.decoder.logits_rows(np.stack([hidden[j] for j in range(self.pages)]))
+        self.step_split = (self.batch.step_s, time.perf_counter() - t1)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
@@ -50,6 +89,7 @@ def main() -> int:
     parser.add_argument("--context", type=int, default=1438)
     parser.add_argument("--steps", type=int, default=16)
     parser.add_argument("--fused", action="store_true", help="one graph for all layers (the Vulkan layout)")
+    parser.add_argument("--batch", type=int, default=0, help="also N pages per step through the batch graph")
     args = parser.parse_args()
 
     import numpy as np
@@ -68,6 +108,9 @@ def main() -> int:
         print(f"{spec}: prefill {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
         label = f"{dtype}/{storage}" if storage else dtype
         runs.append((f"ncnn {label}, {threads} thr", decoder, [], [], []))
+        if args.batch > 0:
+            runs.append((f"ncnn {label}, {threads} thr, {args.batch} pages",
+                         BatchStep(decoder, args.batch, rng, args.context, storage or None), [], [], []))
     for i in range(args.steps):
         for _, decoder, steps, heads, cpu in runs if i % 2 == 0 else runs[::-1]:
             t0, c0 = time.perf_counter(), time.process_time()
@@ -78,15 +121,18 @@ def main() -> int:
     print(f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset)')}, context {args.context}, "
           f"{args.steps} steps each (first dropped), {'fused graph' if args.fused else 'per-layer graphs'}")
     # CPU ms: all threads' CPU time per step; less moved by other processes than wall time
-    head = (f"{'config':20} {'step ms':>8} {'tok/s':>7} {'LM head ms':>11} {'speed vs first':>15} "
-            f"{'CPU ms':>7} {'CPU vs first':>13}")
+    # tok/s counts every page's token (aggregate); "vs first" compares tok/s (batch rows: the
+    # aggregate against one page)
+    head = (f"{'config':30} {'step ms':>8} {'tok/s':>7} {'LM head ms':>11} {'tok/s vs first':>15} "
+            f"{'CPU ms':>7} {'CPU/token vs first':>19}")
     print(head + "\n" + "-" * len(head))
     base = statistics.median(runs[0][2][1:])
     base_cpu = statistics.median(runs[0][4][1:])
-    for name, _, steps, heads, cpu in runs:
+    for name, decoder, steps, heads, cpu in runs:
         step, cpu_step = statistics.median(steps[1:]), statistics.median(cpu[1:])
-        print(f"{name:20} {step * 1e3:8.0f} {1 / step:7.2f} {statistics.median(heads[1:]) * 1e3:11.1f} "
-              f"{base / step:14.2f}x {cpu_step * 1e3:7.0f} {base_cpu / cpu_step:12.2f}x")
+        pages = getattr(decoder, "pages", 1)
+        print(f"{name:30} {step * 1e3:8.0f} {pages / step:7.2f} {statistics.median(heads[1:]) * 1e3:11.1f} "
+              f"{pages * base / step:14.2f}x {cpu_step * 1e3:7.0f} {pages * base_cpu / cpu_step:18.2f}x")
     sys.stdout.flush()
     os._exit(0)  # skip teardown: ncnn complains when allocators go before the nets' caches
 

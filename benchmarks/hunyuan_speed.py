@@ -14,7 +14,16 @@ libgomp, and with its default (spinning) policy a shared machine stalls every pa
 (see model_cache/hunyuan/__init__.py); same policy on both sides keeps the comparison fair.
 
 Prints a table: vision s, prompt tokens, prefill tok/s, time to first token, decode tok/s
-(median of per-token times), peak RSS.
+(median of per-token times), peak RSS. That table is one page, and its transformers child syncs
+per token (a streamer): use it for CPU-side profiles, not to compare the two engines on a GPU.
+
+The fair comparison is --batches 1,8,32: both sides warm (the same shapes run once before the
+timing), the same page prompt and token count, no per-token synchronisation on the transformers
+side (generate() of 1 token for TTFT, of 1 + tokens for the decode rate), the ncnn engine through
+its batch graph as ocr_many runs it; prints TTFT, per-page and aggregate decode tok/s, pages/hour
+for an 800-token page and peak memory per batch size (child_ncnn_batches, child_torch_batches).
+    python benchmarks/hunyuan_speed.py --batches 1,8,32 --dtypes fp16 --device gpu --threads 16 \
+        --torch-device cuda --torch-dtype bf16 [--template CONVERTED_DIR]
 """
 
 from __future__ import annotations
@@ -177,6 +186,168 @@ def child_torch(checkpoint: Path, threads: int, device: str, dtype: str, tokens:
             "peak_rss_mb": peak_rss_mb()}
 
 
+_KEEP: list = []
+
+
+def child_ncnn_batches(model_dir: Path, threads: int, device: str, batches: list[int], tokens: int) -> dict:
+    """Warm, side-by-side-comparable batch figures for the engine: one page's vision and prefill
+    (run twice, the second timed), `tokens` steps of the one-page path, then for each batch size
+    N, N prefilled copies of that page decode `tokens` steps together through the batch graph (a
+    warm-up round of 4 steps first), choosing every token as the scheduler does (repetition
+    penalty, greedy, per page). The prefilled pages are reused by the next batch size, whose
+    context is then up to 2 x (4 + tokens) longer."""
+    import numpy as np
+
+    from model_cache.engine import EngineOptions
+    from model_cache.hunyuan.batch_decoder import BatchDecoder, Slot
+    from model_cache.hunyuan.engine import HunyuanEngine
+    from model_cache.hunyuan.generate import TokenStream
+    from model_cache.hunyuan.model_config import ModelConfig
+    from model_cache.hunyuan.sampling import Sampler
+    from model_cache.manifest import Manifest
+
+    cfg = ModelConfig.from_meta(Manifest.load(model_dir).meta)
+    options = EngineOptions(threads=threads, device=device, model_dir=model_dir,
+                            extra=(("loop_guard", "0"), ("batch_pages", "1")))
+    t0 = time.perf_counter()
+    engine = HunyuanEngine(model_dir, cfg, options)  # the manifest's hashes are not re-checked here
+    load_s = time.perf_counter() - t0
+    engine.generation = replace(engine.generation, eos_ids=frozenset(), max_new_tokens=10**6, guard=None)
+    image = document_image()
+    for _ in range(2):
+        inputs = engine.prompt_inputs(image)
+        t1 = time.perf_counter()
+        first = engine.decoder.prefill(inputs.embeds, inputs.positions)
+        prefill_s = time.perf_counter() - t1
+    cache, decoder = engine.decoder.cache, engine.decoder
+    pool: list[Slot] = []  # prefilled pages, shared by the batch sizes (their caches grow a little)
+
+    def prefilled(n: int) -> list[Slot]:
+        while len(pool) < n:
+            decoder.prefill(inputs.embeds, inputs.positions)
+            pool.append(Slot(list(cache.keys), list(cache.values), cache.length, decoder.delta))
+            cache.reset()
+        return pool[:n]
+
+    def streams(n: int) -> list[TokenStream]:
+        out = [TokenStream(Sampler(engine.sampling, cfg.vocab), engine.generation, inputs.ids) for _ in range(n)]
+        for stream in out:
+            stream.push(first)
+        return out
+
+    # one page through the engine's one-page path (Decoder.step), on the prefill just timed
+    single = streams(1)[0]
+    times = []
+    for _ in range(4 + tokens):
+        ts = time.perf_counter()
+        single.push(decoder.step(single.last))
+        times.append(time.perf_counter() - ts)
+    rows = {"single": {"step_s": statistics.median(times[4:]), "n": 1}}
+    cache.reset()
+    for n in batches:
+        batch = BatchDecoder(model_dir, cfg, engine.graphs, n, host_attention=engine.gpu, storage=engine.storage)
+        engine.graphs.preload(batch.graph_names())
+        slots = prefilled(n)
+        for steps in (4, tokens):  # warm-up round at the same shapes, then the timed one
+            pages = streams(n)
+            for j, stream in enumerate(pages):
+                slots[j].token = stream.last
+                batch.state[j] = slots[j]
+            ts = time.perf_counter()
+            for _ in range(steps):
+                hidden = batch.step(decoder.embed)
+                logits = decoder.logits_rows(np.stack([hidden[j] for j in range(n)]))
+                for j, stream in enumerate(pages):
+                    stream.push(logits[j])
+                    batch.state[j].token = stream.last
+            elapsed = time.perf_counter() - ts
+        rows[str(n)] = {"step_s": elapsed / tokens, "n": n, "context": slots[0].length}
+        batch.state = [None] * n
+        print(f"ncnn batch {n}: {elapsed / tokens * 1e3:.1f} ms/step", file=sys.stderr, flush=True)
+    _KEEP.append((engine, pool))  # alive until os._exit: ncnn aborts when its allocators go first
+    return {"engine": "ncnn", "load_s": load_s, "vision_s": inputs.vision_s, "prefill_s": prefill_s,
+            "prompt_tokens": len(inputs.ids), "rows": rows, "peak_rss_mb": peak_rss_mb()}
+
+
+def child_torch_batches(template: Path, device: str, dtype: str, batches: list[int], tokens: int,
+                        size: str = "full") -> dict:
+    """transformers' generate() on a random full-size model built on the device, N copies of the
+    same page prompt per call: warm-up call at the same shapes first; TTFT = generate() of one
+    token (vision + prefill of the batch), decode step = (generate of 1 + tokens) - TTFT, over
+    tokens; one synchronisation per call, none per token."""
+    import torch
+    from transformers import HunYuanVLConfig, HunYuanVLForConditionalGeneration
+    from transformers.models.hunyuan_vl.image_processing_pil_hunyuan_vl import HunYuanVLImageProcessorPil
+
+    from model_cache.hunyuan import random_checkpoint as rc
+    from model_cache.hunyuan.ids import SpecialIds
+    from model_cache.hunyuan.prompt import DEFAULT_PROMPT
+    from model_cache.hunyuan.tokenizer import TextTokenizer
+
+    ids, sizes = SpecialIds(), (rc.FULL if size == "full" else rc.TINY)
+    config = HunYuanVLConfig(text_config=rc.text_config(sizes, ids), vision_config=rc.vision_config(sizes),
+                             image_token_id=ids.image, im_start_id=ids.image_start, im_end_id=ids.image_end,
+                             im_newline_id=ids.newline, tie_word_embeddings=True)
+    torch_dtype = torch.bfloat16 if dtype == "bf16" else torch.float32
+    t0 = time.perf_counter()
+    with torch.device(device):
+        model = HunYuanVLForConditionalGeneration(config).to(torch_dtype).eval()
+    load_s = time.perf_counter() - t0
+    proc = HunYuanVLImageProcessorPil(min_pixels=sizes.min_pixels, max_pixels=sizes.max_pixels)
+    pix = proc(document_image(), return_tensors="pt")
+    gh, gw = pix["image_grid_thw"][0, 1:].tolist()
+    count = (gh // 2) * (gw // 2 + 1) + 2
+    text_ids = TextTokenizer(template / "tokenizer.json").encode(DEFAULT_PROMPT)
+    prompt = [ids.bos, ids.image_start] + [ids.image] * count + [ids.image_end] + text_ids + [ids.assistant]
+    rows = {}
+    for n in batches:
+        input_ids = torch.tensor([prompt] * n, device=device)
+        kwargs = dict(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
+                      pixel_values=pix["pixel_values"].repeat(n, 1).to(device, torch_dtype),
+                      image_grid_thw=pix["image_grid_thw"].repeat(n, 1).to(device),
+                      mm_token_type_ids=(input_ids == ids.image).int(), do_sample=False,
+                      repetition_penalty=1.08)
+
+        def generate(new: int) -> float:
+            _sync(torch, device)
+            ts = time.perf_counter()
+            with torch.no_grad():
+                model.generate(**kwargs, max_new_tokens=new, min_new_tokens=new)
+            return _sync(torch, device) - ts
+
+        generate(4)  # warm-up at the same shapes
+        if device.startswith("cuda"):
+            torch.cuda.reset_peak_memory_stats()
+        ttft = generate(1)
+        total = generate(tokens + 1)
+        peak = torch.cuda.max_memory_allocated() / 2**20 if device.startswith("cuda") else 0.0
+        rows[str(n)] = {"ttft_s": ttft, "step_s": (total - ttft) / tokens, "n": n, "gpu_peak_mb": peak}
+    return {"engine": "transformers", "load_s": load_s, "prompt_tokens": len(prompt), "rows": rows,
+            "peak_rss_mb": peak_rss_mb()}
+
+
+def print_batch_table(results: list[dict], page_tokens: int = 800) -> None:
+    """Per batch size: TTFT (first token of every page of the batch), per-page and aggregate
+    decode tok/s, pages/hour for `page_tokens`-token pages, peak memory."""
+    head = (f"{'engine':34} {'batch':>5} {'TTFT s':>8} {'page tok/s':>11} {'all tok/s':>10} "
+            f"{'pages/hour':>11} {'peak MB':>9}")
+    print(head + "\n" + "-" * len(head))
+    for res in results:
+        if "error" in res:
+            print(f"{res.get('label', '?'):34} error: {res['error']}")
+            continue
+        for key, row in res["rows"].items():
+            n, step = row["n"], row["step_s"]
+            if res["engine"] == "ncnn":  # pages are encoded and prefilled one after another
+                ttft = n * (res["vision_s"] + res["prefill_s"])
+            else:
+                ttft = row["ttft_s"]
+            pages_hour = 3600.0 * n / (ttft + (page_tokens - 1) * step)
+            peak = row.get("gpu_peak_mb") or res["peak_rss_mb"]
+            label = res["label"] + (" one-page path" if key == "single" else "")
+            print(f"{label:34} {n:5d} {ttft:8.2f} {1 / step:11.1f} {n / step:10.1f} {pages_hour:11.0f} {peak:9.0f}")
+
+
 def _sync(torch, device: str) -> float:
     if device.startswith("cuda"):
         torch.cuda.synchronize()
@@ -209,6 +380,36 @@ def print_table(rows: list[tuple[str, dict]]) -> None:
               f"{r['ttft_s']:8.2f} {r['decode_tok_s']:13.2f} {r['peak_rss_mb']:12.0f}")
 
 
+def batch_main(args) -> int:
+    """ncnn (each dtype) then transformers, each in its own process, same page and token count."""
+    common = ["--threads", str(args.threads), "--tokens", str(args.tokens), "--batches", args.batches]
+    results = []
+    if args.template is not None:
+        from benchmarks.hunyuan_random_folder import write_folder
+
+        dtype = args.dtypes.split(",")[0]
+        folder = args.cache / f"random-{dtype}"
+        if not (folder / "manifest.json").is_file():
+            print(f"writing {folder}", file=sys.stderr, flush=True)
+            write_folder(args.template, folder, dtype)
+        dirs = {dtype: folder}
+    else:
+        dirs = prepare(args.cache, [d for d in args.dtypes.split(",") if d], log=lambda m: print(m, file=sys.stderr))
+    for dtype, folder in dirs.items():
+        res = run_child(["--child", "ncnn-batch", "--model-dir", str(folder), "--device", args.device, *common])
+        res["label"] = f"ncnn {dtype} ({args.device})"
+        results.append(res)
+    if args.torch_device != "none":
+        template = args.template or next(iter(dirs.values()))
+        res = run_child(["--child", "torch-batch", "--template", str(template), "--size", args.size, "--torch-device",
+                         args.torch_device, "--torch-dtype", args.torch_dtype, *common])
+        res["label"] = f"transformers {args.torch_dtype} ({args.torch_device})"
+        results.append(res)
+    print_batch_table(results)
+    print(json.dumps(results), file=sys.stderr)
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
@@ -219,7 +420,7 @@ def main() -> int:
     parser.add_argument("--torch-device", default="cpu")
     parser.add_argument("--torch-dtype", default="fp32", choices=("fp32", "bf16"))
     parser.add_argument("--low-memory-tokens", type=int, default=8, help="0 to skip the low-memory run")
-    parser.add_argument("--child", choices=("ncnn", "torch"), help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=("ncnn", "torch", "ncnn-batch", "torch-batch"), help=argparse.SUPPRESS)
     parser.add_argument("--model-dir", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--low-memory", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--fused", default="", help=argparse.SUPPRESS)
@@ -229,6 +430,11 @@ def main() -> int:
     parser.add_argument("--variant", action="append", default=[],
                         help="extra ncnn row: LABEL:key=value,key=value (engine options), e.g. "
                              "'device attention:host_attention=0'")
+    parser.add_argument("--batches", default="",
+                        help="e.g. 1,8,32: the warm batch comparison (ncnn engine vs transformers) instead")
+    parser.add_argument("--template", type=Path,
+                        help="with --batches: write the ncnn folder from this converted folder's graph "
+                             "texts with random weights (benchmarks/hunyuan_random_folder.py) instead of converting")
     parser.add_argument("--size", default="full", choices=("full", "tiny"), help="tiny: smoke test of this script")
     parser.add_argument("--unfused-tokens", type=int, default=0,
                         help="also time the per-layer decoder graphs (default on cpu; the naive loop on gpu)")
@@ -238,6 +444,17 @@ def main() -> int:
         print(json.dumps(child_ncnn(args.model_dir, args.threads, args.device, args.tokens, args.low_memory,
                                     args.fused, args.options, args.warmup)))
         return 0
+    batches = [int(b) for b in args.batches.split(",") if b]
+    if args.child == "ncnn-batch":
+        print(json.dumps(child_ncnn_batches(args.model_dir, args.threads, args.device, batches, args.tokens)))
+        sys.stdout.flush()
+        os._exit(0)  # skip teardown: ncnn complains when allocators go before the cloned caches
+    if args.child == "torch-batch":
+        print(json.dumps(child_torch_batches(args.template, args.torch_device, args.torch_dtype, batches,
+                                             args.tokens, args.size)))
+        return 0
+    if batches:
+        return batch_main(args)
     if args.child == "torch":
         print(json.dumps(child_torch(args.cache / "checkpoint", args.threads, args.torch_device,
                                      args.torch_dtype, args.tokens, args.warmup)))

@@ -12,8 +12,11 @@ from outputs.model import PageResult
 
 
 # Extra settings that change only speed or memory, never the text (not part of a document's
-# identity): hunyuan's layer-at-a-time loading, one-graph decoder and where its attention runs.
-RESULT_NEUTRAL_OPTIONS = frozenset({"low_memory", "fused_decoder", "host_attention"})
+# identity): hunyuan's layer-at-a-time loading, one-graph decoder, where its attention runs,
+# and how many pages decode together within what KV-cache budget (batched greedy tokens equal
+# a lone page's: tests/test_hunyuan_batch.py).
+RESULT_NEUTRAL_OPTIONS = frozenset({"low_memory", "fused_decoder", "host_attention", "batch_pages",
+                                    "kv_cache_mb"})
 
 
 @dataclass(frozen=True)

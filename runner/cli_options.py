@@ -24,7 +24,7 @@ def read_passwords(password: str | None, passwords_file: Path | None) -> tuple[s
 
 
 def engine_extra(max_new_tokens: int | None, low_memory: bool,
-                 options: list[str] | None = None) -> tuple[tuple[str, str], ...]:
+                 options: list[str] | None = None, batch_pages: int | None = None) -> tuple[tuple[str, str], ...]:
     """The engine's extra settings: --engine-option KEY=VALUE pairs, then the dedicated flags."""
     extra: list[tuple[str, str]] = []
     for option in options or []:
@@ -36,4 +36,6 @@ def engine_extra(max_new_tokens: int | None, low_memory: bool,
         extra.append(("max_new_tokens", str(max_new_tokens)))
     if low_memory:
         extra.append(("low_memory", "1"))
+    if batch_pages is not None:
+        extra.append(("batch_pages", str(batch_pages)))
     return tuple(extra)

@@ -10,6 +10,7 @@ from pathlib import Path
 import ncnn
 import numpy as np
 
+from model_cache.hunyuan.batch_graph import any_rows
 from model_cache.hunyuan.fuse import cache_names, fused_param
 from model_cache.hunyuan.graphs import GraphStore, to_mat, to_numpy
 from model_cache.hunyuan.kv_cache import KVCache
@@ -37,6 +38,8 @@ class Decoder:
             params = [(folder / f"dec_{i}.param").read_text() for i in range(cfg.layers)]
             bins = [folder / f"dec_{i}.bin" for i in range(cfg.layers)]
             graphs.register_fused(self.graph, fused_param(params, host_attention), bins)
+        graphs.register_fused("lm_head", any_rows((folder / "lm_head.param").read_text()),
+                              [folder / "lm_head.bin"])
         self.graphs = graphs
         if storage is not None:
             for name in self.graph_names():
@@ -88,9 +91,13 @@ class Decoder:
         return logits
 
     def logits(self, hidden: np.ndarray) -> np.ndarray:
+        return self.logits_rows(hidden).reshape(-1)
+
+    def logits_rows(self, hidden: np.ndarray) -> np.ndarray:
+        """[rows, hidden] -> [rows, vocab]: the LM head once for several pages' last rows."""
         (out,) = self.graphs.run("lm_head", {"in0": to_mat(hidden)}, ["out0"])
         self.graphs.done("lm_head")
-        return to_numpy(out).reshape(-1)
+        return to_numpy(out).reshape(hidden.shape[0], -1)
 
     def _stack(self, x: ncnn.Mat, mask: ncnn.Mat, rope0: tuple[ncnn.Mat, ncnn.Mat],
                rope: tuple[ncnn.Mat, ncnn.Mat], graph: str) -> ncnn.Mat:

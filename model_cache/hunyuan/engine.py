@@ -6,13 +6,18 @@ EngineOptions.extra keys (all optional):
   repetition_penalty (default from the checkpoint), temperature (0 = greedy), top_k, top_p, seed,
   loop_guard (1/0), fused_decoder (0/1: one graph for all decoder layers; default on for gpu),
   host_attention (1/0, gpu only: decode attention on the CPU next to the KV cache),
-  decoder_storage (int8 folders only: bf16 (default) or fp32 activations and KV cache).
-`engine.on_token(token_id, seconds_since_page_decode_start)` is called for every generated token.
+  decoder_storage (int8 folders only: bf16 (default) or fp32 activations and KV cache),
+  batch_pages (pages decoded together by ocr_many; default 32 on gpu, 8 on cpu, 1 with low_memory),
+  kv_cache_mb (KV-cache budget of a batch; default half the memory available at load).
+`engine.on_token(token_id, seconds_since_page_decode_start)` is called for every generated token
+of a page decoded alone (ocr / run_page), not in batches.
+Blank pages (no ink, blank.py) are not sent to the model: empty text, warning "blank_page".
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +25,7 @@ import numpy as np
 from PIL import Image
 
 from model_cache.engine import EngineError, EngineOptions
+from model_cache.hunyuan.blank import is_blank
 from model_cache.hunyuan.decoder import Decoder
 from model_cache.hunyuan.generate import Generation, GenerationSettings, TokenCallback, generate
 from model_cache.hunyuan.graphs import GraphStore, NetSettings
@@ -36,6 +42,7 @@ from outputs.model import PageResult
 
 ENGINE_NAME = "hunyuanocr"
 DEFAULT_MAX_NEW_TOKENS = 4096
+DEFAULT_BATCH_PAGES = {"gpu": 32, "cpu": 8}
 
 
 @dataclass
@@ -65,7 +72,8 @@ class HunyuanEngine:
         self.on_token: TokenCallback | None = None
         self.rope_variant = _choice(options, "rope_variant", cfg.rope_variant, VARIANTS)
         self.low_memory = _flag(options, "low_memory", False)
-        settings = NetSettings(threads=options.threads, gpu=options.device == "gpu", dtype=cfg.dtype)
+        self.gpu = options.device == "gpu"
+        settings = NetSettings(threads=options.threads, gpu=self.gpu, dtype=cfg.dtype)
         self.graphs = GraphStore(folder, settings, resident=not self.low_memory)
         from model_cache.hunyuan.vision import VisionTower
 
@@ -76,8 +84,13 @@ class HunyuanEngine:
         # On Vulkan, decode attention runs on the host so the KV caches never cross to the GPU
         # (ncnn's Python API has no GPU-resident Mat); prefill attention stays on the GPU.
         host_attention = fused and options.device == "gpu" and _flag(options, "host_attention", True)
+        self.storage = _int8_storage(cfg, options)
         self.decoder = Decoder(folder, cfg, self.graphs, self.rope_variant, fused=fused,
-                               host_attention=host_attention, storage=_int8_storage(cfg, options))
+                               host_attention=host_attention, storage=self.storage)
+        default_batch = 1 if self.low_memory else DEFAULT_BATCH_PAGES.get(options.device, 8)
+        self.batch_pages = max(1, int(_float(options, "batch_pages", default_batch)))
+        self.kv_budget = int(_float(options, "kv_cache_mb", _available_bytes() / 2 / 2**20) * 2**20)
+        self._batch = None  # BatchDecoder, built at the first batch (a second copy of the weights)
         if not self.low_memory:
             self.graphs.preload(self.vision.graph_names() + self.decoder.graph_names())
         self.tokenizer = TextTokenizer(folder / cfg.tokenizer)
@@ -94,6 +107,46 @@ class HunyuanEngine:
 
     def ocr(self, image: Image.Image) -> PageResult:
         return self.run_page(image).result
+
+    def ocr_many(self, images: Iterable[Image.Image]) -> list[PageResult]:
+        """Pages decoded together (continuous batching); results in input order."""
+        runs = dict(self.run_many(images))
+        return [runs[i].result for i in range(len(runs))]
+
+    def run_many(self, images: Iterable[Image.Image]) -> Iterator[tuple[int, PageRun]]:
+        """(input index, PageRun) for each image, as soon as its page is done (finish order)."""
+        if self.batch_pages <= 1:
+            for index, image in enumerate(images):
+                yield index, self.run_page(image)
+            return
+        from model_cache.hunyuan.scheduler import BatchScheduler
+
+        yield from BatchScheduler(self, self.batch_decoder(), self.kv_budget).run(images)
+
+    def batch_decoder(self):
+        if self._batch is None:
+            from model_cache.hunyuan.batch_decoder import BatchDecoder
+
+            self._batch = BatchDecoder(self.folder, self.cfg, self.graphs, self.batch_pages,
+                                       host_attention=self.gpu, storage=self.storage)
+            self.graphs.preload(self._batch.graph_names())
+        return self._batch
+
+    def kv_bytes_per_token(self) -> int:
+        """K and V of every layer for one token, as the caches store them."""
+        cfg = self.cfg
+        low = (self.storage or cfg.dtype) == "bf16" and not self.gpu
+        return cfg.layers * 2 * cfg.kv_heads * cfg.head_dim * (2 if low else 4)
+
+    def blank_run(self, image: Image.Image) -> PageRun | None:
+        """The record of a page without ink, or None when the page has ink."""
+        if not is_blank(image):
+            return None
+        gen = Generation([], [], "blank_page", np.zeros(0, dtype=np.float32), 0.0, 0.0)
+        result = page_result("", [], image.width, image.height, self.name,
+                             {"vision_s": 0.0, "prefill_s": 0.0, "decode_s": 0.0, "prompt_tokens": 0.0,
+                              "new_tokens": 0.0, "decode_tok_s": 0.0}, ["blank_page"])
+        return PageRun(result, gen, np.zeros((0, self.cfg.hidden), dtype=np.float32), [])
 
     def prompt_inputs(self, image: Image.Image) -> PromptInputs:
         """Vision tower + prompt: what the decoder's prefill takes for this page."""
@@ -112,24 +165,33 @@ class HunyuanEngine:
         return PromptInputs(embeds, positions, prompt.ids, image_embeds, vision_s)
 
     def run_page(self, image: Image.Image) -> PageRun:
-        cfg = self.cfg
+        blank = self.blank_run(image)
+        if blank is not None:
+            return blank
         inputs = self.prompt_inputs(image)
-        sampler = Sampler(self.sampling, cfg.vocab)
+        sampler = Sampler(self.sampling, self.cfg.vocab)
         gen = generate(self.decoder, inputs.embeds, inputs.positions, inputs.ids, sampler, self.generation,
                        self.on_token)
-        text = self.tokenizer.decode(gen.tokens).strip()
-        warnings = ["repetition_loop"] if gen.stop == "repetition_loop" else []
-        if gen.stop == "max_new_tokens":
-            warnings.append("max_new_tokens")
-        timings = _timings(inputs.vision_s, gen, len(inputs.ids))
-        result = page_result(text, gen.probs, image.width, image.height, self.name, timings, warnings)
+        run = self.finish_page(image, inputs, gen)
         if self.low_memory:
             self.decoder.cache.reset()
             self.graphs.trim()  # hand cached activation blocks back between pages
+        return run
+
+    def finish_page(self, image: Image.Image, inputs: PromptInputs, gen: Generation,
+                    extra_timings: dict[str, float] | None = None) -> PageRun:
+        """The page's record: text, confidence, timings, and a warning when decoding was cut
+        (a repeating tail dropped by the loop guard, or the max_new_tokens limit)."""
+        text = self.tokenizer.decode(gen.tokens).strip()
+        warnings = [gen.stop] if gen.stop in ("repetition_loop", "max_new_tokens") else []
+        timings = {**_timings(inputs.vision_s, gen, len(inputs.ids)), **(extra_timings or {})}
+        result = page_result(text, gen.probs, image.width, image.height, self.name, timings, warnings)
         return PageRun(result, gen, inputs.image_embeds, inputs.ids)
 
     def close(self) -> None:
         self.decoder.cache.reset()
+        if self._batch is not None:
+            self._batch.state = [None] * self._batch.slots
         self.graphs.close()
 
 
@@ -138,6 +200,17 @@ def _timings(vision_s: float, gen: Generation, prompt_len: int) -> dict[str, flo
     return {"vision_s": vision_s, "prefill_s": gen.prefill_s, "decode_s": gen.decode_s,
             "prompt_tokens": float(prompt_len), "new_tokens": float(len(gen.tokens)),
             "decode_tok_s": decoded / max(sum(gen.step_s), 1e-9) if gen.step_s else 0.0}
+
+
+def _available_bytes() -> int:
+    """MemAvailable from /proc/meminfo (8 GiB where it cannot be read)."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 8 * 2**30
 
 
 def _int8_storage(cfg: ModelConfig, options: EngineOptions) -> str | None:

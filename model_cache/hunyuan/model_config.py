@@ -12,6 +12,10 @@ from model_cache.hunyuan.ids import SpecialIds
 MANIFEST_ENGINE = "hunyuan"
 META_KEY = "hunyuan"
 FORMAT_VERSION = 1
+# HunyuanOCR's published greedy decoding settings (generation_config.json of the 1.0 and 1.5
+# checkpoints: 1.5 stops on EOD with penalty 1.08, 1.0 on EOS/EOD with 1.03), used when a
+# checkpoint has no generation_config.json.
+PUBLISHED_PENALTY = {"1.0": 1.03, "1.5": 1.08}
 CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
 CLIP_STD = (0.26862954, 0.26130258, 0.27577711)
 
@@ -99,7 +103,8 @@ def config_from_checkpoint(checkpoint: Path, dtype: str, rope_variant: str) -> M
         merge=vision.spatial_merge_size, pos_edge=vision.max_image_size // vision.patch_size,
         bos_id=_first(text.bos_token_id, ids.bos), image_start_id=config.im_start_id,
         image_end_id=config.im_end_id, image_id=config.image_token_id, assistant_id=ids.assistant,
-        eos_ids=_eos_set(gen, text), repetition_penalty=float(gen.get("repetition_penalty", 1.0)),
+        eos_ids=_eos_set(gen, text),
+        repetition_penalty=float(gen.get("repetition_penalty", PUBLISHED_PENALTY[rope_variant])),
         min_pixels=int(_pixels(pre, "min_pixels", "shortest_edge", 512 * 512)),
         max_pixels=int(_pixels(pre, "max_pixels", "longest_edge", 2048 * 2048)),
         image_mean=[float(v) for v in pre.get("image_mean", CLIP_MEAN)],
