@@ -12,8 +12,10 @@ from outputs.model import PageResult
 
 
 # Extra settings that change only speed or memory, never the text (not part of a document's
-# identity): hunyuan's layer-at-a-time loading, one-graph decoder and where its attention runs.
-RESULT_NEUTRAL_OPTIONS = frozenset({"low_memory", "fused_decoder", "host_attention"})
+# identity): hunyuan's layer-at-a-time loading, one-graph decoder and where its attention runs;
+# ppocr's batched recognition (the same text as one crop at a time, tests/test_ppocr_batch.py).
+RESULT_NEUTRAL_OPTIONS = frozenset({"low_memory", "fused_decoder", "host_attention", "rec_batch",
+                                    "rec_strip_steps"})
 
 
 @dataclass(frozen=True)
