@@ -205,7 +205,7 @@ def _attention_mask(b: _Builder, users: int) -> tuple[list[str], tuple[str, str]
 
 
 def _top1_tail(b: _Builder, probs: str, classes: int) -> tuple[str, str]:
-    """(2, steps) = [max probability; arg-max] per time step, all in fp32 on the device."""
+    """(2, steps) = [max probability; arg-max] per time step (the net must run in fp32)."""
     ramp = "class_ramp"
     cube, copy_a, copy_b, copy_c = b.blob("probs3d"), b.blob("pa"), b.blob("pb"), b.blob("pc")
     top, top3, gap, step, penal, score, best, neg = (b.blob(s) for s in (
