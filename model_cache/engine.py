@@ -14,9 +14,10 @@ from outputs.model import PageResult
 # Extra settings that change only speed or memory, never the text (not part of a document's
 # identity): hunyuan's layer-at-a-time loading, one-graph decoder, where its attention runs,
 # and how many pages decode together within what KV-cache budget (batched greedy tokens equal
-# a lone page's: tests/test_hunyuan_batch.py).
+# a lone page's: tests/test_hunyuan_batch.py); ppocr's batched recognition (the same text as
+# one crop at a time, tests/test_ppocr_batch.py).
 RESULT_NEUTRAL_OPTIONS = frozenset({"low_memory", "fused_decoder", "host_attention", "batch_pages",
-                                    "kv_cache_mb"})
+                                    "kv_cache_mb", "rec_batch", "rec_strip_steps"})
 
 
 @dataclass(frozen=True)

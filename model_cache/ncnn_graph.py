@@ -184,7 +184,7 @@ def load_graph(param: Path, binary: Path) -> Graph:
     return Graph(layers)
 
 
-def _format_line(layer: Layer) -> str:
+def format_line(layer: Layer) -> str:
     params = " ".join(f"{k}={v}" for k, v in layer.params.items())
     head = f"{layer.type:<24} {layer.name:<24} {len(layer.inputs)} {len(layer.outputs)}"
     return " ".join(part for part in (head, *layer.inputs, *layer.outputs, params) if part)
@@ -207,6 +207,6 @@ def save_graph(graph: Graph, param: Path, binary: Path) -> None:
             raise ValueError(f"ncnn_graph: {layer.name} has {len(layer.weights)} weights, "
                              f"its params say {len(expected)}")
     text = [MAGIC, f"{len(graph.layers)} {graph.blob_count()}"]
-    text += [_format_line(layer) for layer in graph.layers]
+    text += [format_line(layer) for layer in graph.layers]
     Path(param).write_text("\n".join(text) + "\n", encoding="utf-8")
     Path(binary).write_bytes(b"".join(_write_weight(w) for layer in graph.layers for w in layer.weights))

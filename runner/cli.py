@@ -62,7 +62,7 @@ def run(
                                    help="auto: read real text layers, OCR the rest; ignore: OCR every page; "
                                         "only: never OCR"),
     threads: int = typer.Option(2, "--threads", min=1, help="Threads per worker for the engine."),
-    device: str = typer.Option("cpu", "--device", help="cpu | gpu (ncnn Vulkan)"),
+    device: str = typer.Option("cpu", "--device", help="cpu | gpu (every Vulkan device) | gpu:0,1"),
     model_dir: Optional[Path] = typer.Option(None, "--model-dir", help="A model folder with manifest.json."),
     model: Optional[str] = typer.Option(None, "--model", help=MODEL_HELP),
     max_new_tokens: Optional[int] = typer.Option(None, "--max-new-tokens", help="hunyuan: decode limit per page."),
@@ -80,6 +80,8 @@ def run(
     recursive: bool = typer.Option(True, "--recursive/--no-recursive", help="Walk folders recursively."),
     executor: str = typer.Option("process", "--executor", help="process | inline | ray"),
     workers: int = typer.Option(1, "--workers", min=1, help="Worker processes (or Ray actors)."),
+    batch: Optional[int] = typer.Option(None, "--batch", min=1,
+                                        help="Pages per engine call (default: 8 on a GPU, 1 on a CPU)."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="auto or HOST:PORT"),
     gpus_per_worker: float = typer.Option(0.0, "--gpus-per-worker", help="Ray: GPUs per actor."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress display or summary."),
@@ -95,7 +97,7 @@ def run(
             max_pixels=max_pixels,
             expand=ExpandOptions(recursive=recursive, include=tuple(include), exclude=tuple(exclude)),
             executor=executor, workers=workers, page_timeout=page_timeout, ray_address=ray_address,
-            gpus_per_worker=gpus_per_worker)
+            gpus_per_worker=gpus_per_worker, batch=batch)
         if executor not in ("process", "inline", "ray"):
             raise UsageError("--executor must be process, inline or ray")
         summary = run_job(config, make_reporter(err_console, quiet), sys.stdout, sys.stdin)

@@ -6,6 +6,12 @@
   crashes (a hostile file crashing PDFium, out of memory) costs only its page: the page is retried
   once on a fresh worker, then recorded as failed. `--page-timeout` kills a stuck worker.
 
+With batch > 1, pages go to a worker in groups of `batch` (engines with ocr_many recognise a
+group in one go; each result still comes back, and is committed, on its own); a new worker's
+first groups are 1, 2, 4, ... pages, so the first record does not wait for a whole group. A group that
+crashes its worker is retried one page at a time; a group's timeout is batch x --page-timeout.
+A worker may get its own engine options (configs[i]): one worker per GPU, each owning its device.
+
 The driver (runner/job.py) owns the store: executors never touch it. They pull tasks lazily from
 the iterator they are given (so in-flight work stays bounded) and stop pulling once `stop` is set.
 """
@@ -36,9 +42,10 @@ class Executor(Protocol):
 
 
 class InlineExecutor:
-    def __init__(self, config: WorkerConfig, prefetch: int = 1):
+    def __init__(self, config: WorkerConfig, prefetch: int = 1, batch: int = 1):
         self.config = config
-        self.prefetch = max(1, prefetch)
+        self.batch = max(1, batch)
+        self.prefetch = max(1, prefetch) + self.batch - 1
 
     def run(self, tasks: Iterator[PageTask], stop: threading.Event) -> Iterator[PageResult]:
         worker = PageWorker(self.config)
@@ -57,7 +64,7 @@ class InlineExecutor:
         thread = threading.Thread(target=render_loop, name="render-prefetch", daemon=True)
         thread.start()
         source = iter(tasks)
-        in_flight = 0
+        in_flight = groups = 0  # groups: as ProcessExecutor, the first ones are 1, 2, 4, ... pages
         try:
             while True:
                 while not stop.is_set() and in_flight <= self.prefetch:
@@ -68,9 +75,10 @@ class InlineExecutor:
                     in_flight += 1
                 if in_flight == 0 or stop.is_set():
                     return
-                rendered = done.get()
-                in_flight -= 1
-                yield worker.recognise(rendered)
+                group = [done.get() for _ in range(min(self.batch, in_flight, 2 ** groups))]
+                groups += 1
+                in_flight -= len(group)
+                yield from worker.recognise_many(group)
         finally:
             todo.put(None)
             thread.join()
@@ -80,22 +88,39 @@ class InlineExecutor:
 class _Slot:
     process: multiprocessing.process.BaseProcess
     conn: Connection
+    config: WorkerConfig | None = None
     in_flight: deque = field(default_factory=deque)
+    groups: deque = field(default_factory=deque)  # sizes of the groups sent, oldest first
+    sent: int = 0  # groups sent so far: the first ones are small (time to the first record)
     head_since: float = 0.0
+
+    def popleft(self) -> PageTask:
+        task = self.in_flight.popleft()
+        self.groups[0] -= 1
+        if not self.groups[0]:
+            self.groups.popleft()
+        return task
+
+    def clear(self) -> None:
+        self.in_flight.clear()
+        self.groups.clear()
 
 
 class ProcessExecutor:
     def __init__(self, config: WorkerConfig, workers: int = 1, page_timeout: float | None = None,
-                 depth: int = 2):
+                 depth: int = 2, batch: int = 1, configs: list[WorkerConfig] | None = None):
         self.config = config
-        self.workers = max(1, workers)
+        self.configs = configs or [config]
+        self.workers = max(1, workers, len(self.configs))
         self.page_timeout = page_timeout
         self.depth = max(1, depth)
+        self.batch = max(1, batch)
         self._context = multiprocessing.get_context("spawn")
 
-    def _start_slot(self) -> _Slot:
+    def _start_slot(self, config: WorkerConfig | None = None) -> _Slot:
+        config = config or self.config
         parent, child = self._context.Pipe(duplex=True)
-        process = self._context.Process(target=_child_main, args=(child, self.config), daemon=True,
+        process = self._context.Process(target=_child_main, args=(child, config), daemon=True,
                                         name="pagerunner-worker")
         process.start()
         child.close()
@@ -107,18 +132,19 @@ class ProcessExecutor:
         if kind == "fatal":
             process.join(5)
             raise EngineUnavailable(payload)
-        return _Slot(process, parent)
+        return _Slot(process, parent, config)
 
     def run(self, tasks: Iterator[PageTask], stop: threading.Event) -> Iterator[PageResult]:
-        slots = [self._start_slot() for _ in range(self.workers)]
+        slots = [self._start_slot(self.configs[i % len(self.configs)]) for i in range(self.workers)]
         retry: deque[PageTask] = deque()
+        solo: set[tuple[str, int]] = set()  # pages of a group that crashed: sent alone from now on
         crashes: dict[tuple[str, int], int] = {}
         source = iter(tasks)
         exhausted = False
         try:
             while True:
                 if not stop.is_set():
-                    exhausted = self._fill(slots, retry, source, exhausted)
+                    exhausted = self._fill(slots, retry, source, exhausted, solo)
                 busy = [s for s in slots if s.in_flight]
                 if not busy:
                     return
@@ -133,7 +159,7 @@ class ProcessExecutor:
                         except (EOFError, OSError):
                             kind, payload = "died", None
                         if kind == "result":
-                            slot.in_flight.popleft()
+                            slot.popleft()
                             slot.head_since = time.monotonic()
                             yield payload
                             if stop.is_set() and slot.in_flight:
@@ -143,49 +169,81 @@ class ProcessExecutor:
                             raise EngineUnavailable(payload)
                     died = slot.conn in ready or slot.process.sentinel in ready or not slot.process.is_alive()
                     if died:  # the pipe closed or the process ended without a result
-                        failed = self._on_crash(slot, retry, crashes, "worker process died "
+                        failed = self._on_crash(slot, retry, crashes, solo, "worker process died "
                                                 f"(exit code {slot.process.exitcode})")
                         slots[index] = self._restart(slot)
                         if failed is not None:
                             yield failed
                     elif self._timed_out(slot):
-                        head = slot.in_flight.popleft()
+                        group = slot.groups[0]
+                        heads = [slot.popleft() for _ in range(group)]
                         retry.extendleft(reversed(slot.in_flight))
-                        slot.in_flight.clear()
+                        slot.clear()
                         slots[index] = self._restart(slot)
-                        yield _failed(head, self.config.engine, ErrorCode.PAGE_TIMEOUT,
+                        if group > 1:  # which page of the group was stuck is unknown: each alone
+                            solo.update((t.doc_id, t.page) for t in heads)
+                            retry.extendleft(reversed(heads))
+                            continue
+                        yield _failed(heads[0], self.config.engine, ErrorCode.PAGE_TIMEOUT,
                                       f"page took longer than --page-timeout {self.page_timeout:g} s")
         finally:
             for slot in slots:
                 self._stop_slot(slot)
 
-    def _fill(self, slots: list[_Slot], retry: deque, source: Iterator[PageTask], exhausted: bool) -> bool:
+    def _fill(self, slots: list[_Slot], retry: deque, source: Iterator[PageTask], exhausted: bool,
+              solo: set) -> bool:
         for slot in slots:
-            while len(slot.in_flight) < self.depth:
-                task = retry.popleft() if retry else (None if exhausted else next(source, None))
-                if task is None:
-                    exhausted = exhausted or not retry
+            while len(slot.groups) < self.depth:
+                group: list[PageTask] = []
+                size = min(self.batch, 2 ** slot.sent)
+                while len(group) < size:
+                    task = retry.popleft() if retry else (None if exhausted else next(source, None))
+                    if task is None:
+                        exhausted = exhausted or not retry
+                        break
+                    if (task.doc_id, task.page) in solo and group:
+                        retry.appendleft(task)  # a solo page starts a group of its own
+                        break
+                    group.append(task)
+                    if (task.doc_id, task.page) in solo:
+                        break
+                if not group:
                     break
                 if not slot.in_flight:
                     slot.head_since = time.monotonic()
-                slot.in_flight.append(task)
-                slot.conn.send(task)
+                slot.in_flight.extend(group)
+                slot.groups.append(len(group))
+                slot.sent += 1
+                try:
+                    slot.conn.send(group)
+                except (BrokenPipeError, ConnectionResetError):
+                    break  # the worker died: run() sees it and requeues what it held, this group too
         return exhausted
 
     def _wait_timeout(self, busy: list[_Slot]) -> float:
         if not self.page_timeout:
             return 0.5
         now = time.monotonic()
-        return max(0.05, min(min(s.head_since + self.page_timeout - now for s in busy), 0.5))
+        return max(0.05, min(min(s.head_since + self._limit(s) - now for s in busy), 0.5))
+
+    def _limit(self, slot: _Slot) -> float:
+        return (self.page_timeout or 0.0) * (slot.groups[0] if slot.groups else 1)
 
     def _timed_out(self, slot: _Slot) -> bool:
         return bool(self.page_timeout and slot.in_flight
-                    and time.monotonic() - slot.head_since > self.page_timeout)
+                    and time.monotonic() - slot.head_since > self._limit(slot))
 
-    def _on_crash(self, slot: _Slot, retry: deque, crashes: dict, message: str) -> PageResult | None:
-        head = slot.in_flight.popleft()
+    def _on_crash(self, slot: _Slot, retry: deque, crashes: dict, solo: set,
+                  message: str) -> PageResult | None:
+        group = slot.groups[0]
+        heads = [slot.popleft() for _ in range(group)]
         retry.extendleft(reversed(slot.in_flight))
-        slot.in_flight.clear()
+        slot.clear()
+        if group > 1:  # a crashed group: which page did it is unknown, so each goes alone
+            solo.update((t.doc_id, t.page) for t in heads)
+            retry.extendleft(reversed(heads))
+            return None
+        head = heads[0]
         key = (head.doc_id, head.page)
         crashes[key] = crashes.get(key, 0) + 1
         if crashes[key] >= MAX_CRASHES_PER_PAGE:
@@ -195,10 +253,10 @@ class ProcessExecutor:
 
     def _restart(self, slot: _Slot) -> _Slot:
         self._stop_slot(slot)
-        return self._start_slot()
+        return self._start_slot(slot.config)
 
     def _retire(self, slot: _Slot) -> _Slot:
-        slot.in_flight.clear()
+        slot.clear()
         self._stop_slot(slot)
         return slot
 
@@ -221,7 +279,8 @@ def _failed(task: PageTask, engine: str, code: ErrorCode, message: str) -> PageR
 
 
 def _child_main(conn: Connection, config: WorkerConfig) -> None:
-    """A worker process: render on a receiver thread, recognise on the main thread."""
+    """A worker process: render on a receiver thread, recognise on the main thread, a group
+    of pages at a time (one result message per page)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver decides when to stop
     _die_with_parent()
     worker = PageWorker(config)
@@ -231,12 +290,12 @@ def _child_main(conn: Connection, config: WorkerConfig) -> None:
         conn.send(("fatal", str(exc)))
         return
     conn.send(("ready", None))
-    inbox: queue.Queue[Rendered | None] = queue.Queue()
+    inbox: queue.Queue[list[Rendered] | None] = queue.Queue()
 
     def receive() -> None:
         try:
-            while (task := conn.recv()) is not None:
-                inbox.put(worker.render(task))
+            while (group := conn.recv()) is not None:
+                inbox.put([worker.render(task) for task in group])
         except (EOFError, OSError):
             pass
         finally:
@@ -246,12 +305,13 @@ def _child_main(conn: Connection, config: WorkerConfig) -> None:
     threading.Thread(target=receive, name="render", daemon=True).start()
     while (rendered := inbox.get()) is not None:
         try:
-            result = worker.recognise(rendered)
+            results = worker.recognise_many(rendered)
         except FatalWorkerError as exc:
             conn.send(("fatal", str(exc)))
             return
         try:
-            conn.send(("result", result))
+            for result in results:
+                conn.send(("result", result))
         except (OSError, ValueError):
             return
 

@@ -29,6 +29,7 @@ from outputs.jsonl import page_line
 from outputs.model import ErrorCode
 from outputs.paths import safe_relative_stem
 from runner.errors import EnvironmentFailure, ExitCode, UsageError
+from runner.devices import DEFAULT_GPU_BATCH, expand_devices
 from runner.executors import Executor, InlineExecutor, ProcessExecutor
 from runner.export import RESULTS_FILE, document_records, export_all, write_document
 from runner.lock import RunLock
@@ -62,6 +63,7 @@ class RunConfig:
     page_timeout: float | None = None
     ray_address: str | None = None
     gpus_per_worker: float = 0.0
+    batch: int | None = None  # pages per engine call; None: DEFAULT_GPU_BATCH on a GPU, else 1
     from_store: bool = False  # resume the stored queue without expanding inputs (retry)
 
     def document_options(self) -> dict[str, Any]:
@@ -81,11 +83,16 @@ class RunConfig:
         """The shipped ppocr model this run uses (resolved from --model), None for other engines."""
         return resolve_model(self.model) if self.engine == "ppocr" else None
 
-    def worker_config(self) -> WorkerConfig:
-        options = EngineOptions(threads=self.threads, device=self.device, model_dir=self.model_dir,
+    def worker_config(self, device: str | None = None) -> WorkerConfig:
+        options = EngineOptions(threads=self.threads, device=device or self.device, model_dir=self.model_dir,
                                 model=self.ppocr_model(), extra=self.engine_extra)
         return WorkerConfig(engine=self.engine, engine_options=options, passwords=self.passwords,
                             max_pixels=self.max_pixels)
+
+    def pages_per_call(self) -> int:
+        if self.batch is not None:
+            return self.batch
+        return 1 if self.device == "cpu" else DEFAULT_GPU_BATCH
 
     def validate(self) -> None:
         if self.engine not in ENGINE_NAMES and not is_plugin_name(self.engine):
@@ -96,8 +103,9 @@ class RunConfig:
             raise UsageError("--dpi must be between 10 and 1200")
         if self.max_pixels < 100_000:
             raise UsageError("--max-pixels must be at least 100000")
-        if self.device not in ("cpu", "gpu"):
-            raise UsageError("--device must be cpu or gpu")
+        expand_devices(self.device)  # raises UsageError on a bad value
+        if self.batch is not None and self.batch < 1:
+            raise UsageError("--batch must be at least 1")
         if self.model is not None and self.engine != "ppocr":
             raise UsageError(f"--model chooses a ppocr model ({', '.join(BUNDLED_MODELS)}); "
                              f"for {self.engine} use --model-dir")
@@ -144,14 +152,18 @@ ExecutorFactory = Callable[[RunConfig], Executor]
 
 def make_executor(config: RunConfig) -> Executor:
     worker_config = config.worker_config()
+    batch = config.pages_per_call()
     if config.executor == "inline":
-        return InlineExecutor(worker_config)
+        return InlineExecutor(config.worker_config(expand_devices(config.device)[0]), batch=batch)
     if config.executor == "ray":
         from runner.ray_executor import RayExecutor
 
         return RayExecutor(worker_config, workers=config.workers, address=config.ray_address,
                            gpus_per_worker=config.gpus_per_worker, page_timeout=config.page_timeout)
-    return ProcessExecutor(worker_config, workers=config.workers, page_timeout=config.page_timeout)
+    # One worker per GPU, each owning its device (more only if --workers asks for more).
+    configs = [config.worker_config(device) for device in expand_devices(config.device)]
+    return ProcessExecutor(worker_config, workers=config.workers, page_timeout=config.page_timeout,
+                           batch=batch, configs=configs)
 
 
 def run_job(config: RunConfig, reporter: Reporter | None = None, stdout: TextIO | None = None,
@@ -377,7 +389,8 @@ def _command_record(config: RunConfig) -> dict[str, Any]:
                        for i in config.inputs],
             "options": config.document_options(), "formats": list(config.formats),
             "threads": config.threads, "device": config.device, "executor": config.executor,
-            "workers": config.workers, "engine_extra": [list(kv) for kv in config.engine_extra],
+            "workers": config.workers, "batch": config.batch,
+            "engine_extra": [list(kv) for kv in config.engine_extra],
             "model": config.ppocr_model()}  # resolved, so a retry keeps the model if the default changes
 
 

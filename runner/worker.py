@@ -103,6 +103,24 @@ class PageWorker:
 
     # --- recognise (main thread) -----------------------------------------------------------
 
+    def recognise_many(self, rendered: list[Rendered]) -> list[PageResult]:
+        """Pages that need the engine go to its ocr_many together, if it has one (DESIGN.md);
+        if that raises, each page is done again on its own, so one bad page fails alone."""
+        ocr_many = getattr(self.engine(), "ocr_many", None) if self.config.engine != TEXT_LAYER_ENGINE else None
+        batch = [i for i, r in enumerate(rendered) if _needs_engine(r)]
+        if ocr_many is None or len(batch) < 2:
+            return [self.recognise(r) for r in rendered]
+        start = time.perf_counter()
+        try:
+            pages = ocr_many([rendered[i].page.image for i in batch])  # type: ignore[union-attr]
+        except FatalWorkerError:
+            raise
+        except Exception:  # MemoryError included: one page at a time is also the smaller job
+            return [self.recognise(r) for r in rendered]
+        done = dict(zip(batch, pages))
+        return [self._complete(r, done[i], start) if i in done else self.recognise(r)
+                for i, r in enumerate(rendered)]
+
     def recognise(self, rendered: Rendered) -> PageResult:
         task = rendered.task
         if rendered.error is not None or rendered.page is None:
@@ -110,10 +128,8 @@ class PageWorker:
             return PageResult.failed(source=task.relname, doc_id=task.doc_id, page=task.page,
                                      engine=self.config.engine, error=error)
         page = rendered.page
-        timings = {"render": rendered.seconds}
         start = time.perf_counter()
-        layer = page.text_layer
-        if page.image is None or (_text_mode(task.options) == "auto" and layer is not None and layer.is_real):
+        if not _needs_engine(rendered):
             result = _text_layer_result(page)
         else:
             try:
@@ -124,6 +140,12 @@ class PageWorker:
                 return self._failed(task, ErrorCode.ENGINE_FAILED, "out of memory during recognition")
             except Exception as exc:  # an engine bug on one page must not stop the batch
                 return self._failed(task, ErrorCode.ENGINE_FAILED, f"{type(exc).__name__}: {exc}")
+        return self._complete(rendered, result, start)
+
+    def _complete(self, rendered: Rendered, result: PageResult, start: float) -> PageResult:
+        task, page = rendered.task, rendered.page
+        assert page is not None
+        timings = {"render": rendered.seconds}
         timings.update(result.timings)
         timings["recognise"] = time.perf_counter() - start
         result.source, result.doc_id, result.page = task.relname, task.doc_id, task.page
@@ -154,6 +176,14 @@ class PageWorker:
 
     def close(self) -> None:
         self.close_document()
+
+
+def _needs_engine(rendered: Rendered) -> bool:
+    page = rendered.page
+    if rendered.error is not None or page is None or page.image is None:
+        return False
+    layer = page.text_layer
+    return not (_text_mode(rendered.task.options) == "auto" and layer is not None and layer.is_real)
 
 
 def _text_mode(options: dict[str, Any]) -> str:

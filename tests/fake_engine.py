@@ -3,6 +3,8 @@
 Used through the plugin form `--engine tests.fake_engine:create_engine`; the delay (env
 PAGERUNNER_FAKE_DELAY, seconds) gives SIGKILL tests time to strike mid-run, and the
 PAGERUNNER_FAKE_{HANG,CRASH,RAISE}_WIDTH variables make pages of one width hang, crash or raise.
+With PAGERUNNER_FAKE_MANY=1 the engine also offers ocr_many (each page then warns how many
+pages its call had), for the executors' batching tests.
 """
 
 from __future__ import annotations
@@ -43,5 +45,14 @@ class DigestEngine:
         return PageResult.from_blocks([Block(lines)], width=w, height=h, engine=self.name)
 
 
+class BatchDigestEngine(DigestEngine):
+    def ocr_many(self, images: list[Image.Image]) -> list[PageResult]:
+        results = [self.ocr(image) for image in images]
+        for result in results:
+            result.warnings.append(f"batch of {len(images)}")
+        return results
+
+
 def create_engine(options: EngineOptions) -> DigestEngine:
-    return DigestEngine(float(os.environ.get("PAGERUNNER_FAKE_DELAY", "0")), options.get("label"))
+    kind = BatchDigestEngine if os.environ.get("PAGERUNNER_FAKE_MANY") == "1" else DigestEngine
+    return kind(float(os.environ.get("PAGERUNNER_FAKE_DELAY", "0")), options.get("label"))

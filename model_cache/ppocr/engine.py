@@ -8,11 +8,16 @@ next, then the values in brackets):
   det_limit_side (1600), det_thresh (0.3), det_box_thresh (0.6), det_unclip_ratio (1.5),
   rec_min_score (0.5: lines recognised with less confidence are dropped),
   rec_squeeze (1.0: horizontal scale of line crops; recognition time is linear in it),
-  orientation ("auto" | "off"), cls_vote_lines (8).
+  orientation ("auto" | "off"), cls_vote_lines (8),
+  rec_batch ("auto" | "on" | "off": line crops of all pages of an ocr_many call packed into
+  strips, batch_rec.py; auto = on for a GPU, and on a CPU for a recogniser without attention:
+  PP-OCRv5's SVTR neck measured slower in strips on 2 threads, PP-OCRv6 tiny 1.6x faster),
+  rec_strip_steps (time steps per strip: 512 on a CPU, 1024 on a GPU).
 """
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +28,7 @@ from PIL import Image
 from model_cache.engine import EngineError, EngineOptions
 from model_cache.ppocr.assets import MODEL_NAME, ModelSet, load_model_set
 from model_cache.layout import from_line, layout_page
+from model_cache.layout.replay import ENV as LINE_CACHE_ENV
 from model_cache.layout.replay import PageLines, cached
 from model_cache.ppocr.bullets import with_bullets
 from model_cache.ppocr.detection import DetParams, TextBox, detect
@@ -30,8 +36,10 @@ from model_cache.ppocr.figures import figure_regions
 from model_cache.ppocr.leaders import with_leaders
 from model_cache.ppocr.orientation import (OrientParams, rotate_boxes, rotate_image,
                                            upside_down, vertical_share)
-from model_cache.ppocr.recognition import (RecParams, load_dictionary, recognize, rectify,
-                                           softmax_input)
+from model_cache.ppocr.batch_graph import Unbatchable
+from model_cache.ppocr.batch_rec import BatchParams, StripRecognizer, has_attention
+from model_cache.ppocr.recognition import (RecParams, RecResult, ctc_decode, ctc_decode_top1,
+                                           load_dictionary, recognize, rectify, softmax_input)
 from model_cache.ppocr.runtime import NcnnNet, RuntimeOptions
 from model_cache.ppocr.spacing import verify_spaces
 from model_cache.ppocr.words import recognised_line
@@ -50,7 +58,7 @@ class PipelineParams:
 
 
 OPTION_NAMES = ("det_limit_side", "det_thresh", "det_box_thresh", "det_unclip_ratio", "rec_min_score",
-                "rec_squeeze", "orientation", "cls_vote_lines")
+                "rec_squeeze", "orientation", "cls_vote_lines", "rec_batch", "rec_strip_steps")
 
 
 def params_from(options: EngineOptions, defaults: dict[str, Any] | None = None,
@@ -96,6 +104,32 @@ def to_rgb(image: Image.Image) -> np.ndarray:
     return np.ascontiguousarray(np.asarray(image.convert("RGB"), dtype=np.uint8))
 
 
+def parse_device(device: str) -> tuple[bool, int]:
+    """'cpu' -> (False, 0); 'gpu' or 'gpu:N' -> (True, N)."""
+    if device == "cpu":
+        return False, 0
+    kind, _, index = device.partition(":")
+    if kind != "gpu" or (index and not index.isdigit()):
+        raise EngineError(f"unknown device '{device}' (cpu, gpu or gpu:N)")
+    return True, int(index or 0)
+
+
+@dataclass
+class _Page:
+    """One page between detection and recognition."""
+    rgb: np.ndarray
+    boxes: list[TextBox]
+    rotation: int
+
+
+@dataclass
+class _Read:
+    """A line crop as recognised: the result, the crop the net saw, and whether it was turned."""
+    result: RecResult
+    crop: np.ndarray
+    turned: bool = False
+
+
 class PPOCREngine:
     name = MODEL_NAME
 
@@ -104,23 +138,96 @@ class PPOCREngine:
         self.models = models or load_model_set(options.model_dir, options.model)
         self.name = self.models.name  # the record's `engine` field names the model
         self.params = params_from(options, self.models.defaults, self.models.rec.meta)
-        if options.device not in ("cpu", "gpu"):
-            raise EngineError(f"unknown device '{options.device}' (cpu or gpu)")
-        runtime = RuntimeOptions(threads=options.threads, gpu=options.device == "gpu")
+        gpu, index = parse_device(options.device)
+        runtime = RuntimeOptions(threads=options.threads, gpu=gpu, device_index=index)
         # Direct convolutions: the detector's peak memory halves, and the recogniser's 48 px
         # high crops run as fast or faster (measured: 20.7 vs 19.3 kpx/s on 2 threads).
-        direct = RuntimeOptions(runtime.threads, runtime.gpu, direct_conv=True)
+        direct = RuntimeOptions(runtime.threads, gpu, index, direct_conv=True)
         self.det = NcnnNet(self.models.det, direct)
-        self.rec = NcnnNet(self.models.rec, direct)
         self.cls = NcnnNet(self.models.cls, runtime)
         self.dictionary = load_dictionary(self.models.dictionary)
         self.rec_logits = softmax_input(self.models.rec.param, self.models.rec.output)
+        self.batch = self._strip_recognizer(options, direct)
+        self.rec = self.batch.net if self.batch else NcnnNet(self.models.rec, direct)
+
+    def _strip_recognizer(self, options: EngineOptions, runtime: RuntimeOptions) -> StripRecognizer | None:
+        mode = (options.get("rec_batch") or "auto").lower()
+        if mode not in ("auto", "on", "off"):
+            raise EngineError(f"ppocr option rec_batch={mode!r}: use 'auto', 'on' or 'off'")
+        if mode == "off" or (mode == "auto" and not runtime.gpu and has_attention(self.models.rec.param)):
+            return None
+        # On a GPU the graph ends in the top-1 tail, whose class indices need fp32.
+        top1 = runtime.gpu
+        rec_runtime = RuntimeOptions(runtime.threads, runtime.gpu, runtime.device_index,
+                                     fp16=not top1, direct_conv=True)
+        steps = options.get("rec_strip_steps") or ("1024" if runtime.gpu else str(BatchParams.max_steps))
+        if not steps.isdigit() or int(steps) < 1:
+            raise EngineError(f"ppocr option rec_strip_steps={steps!r} is not a positive whole number")
+        # On a GPU every strip has the same shape (the tail is gap): ncnn's Vulkan allocator then
+        # reuses its buffers instead of making new ones for every strip width.
+        params = BatchParams(max_steps=int(steps), fixed_width=runtime.gpu)
+        try:
+            return StripRecognizer(self.models.rec, rec_runtime, params, top1=top1)
+        except Unbatchable as exc:
+            if mode == "on":
+                raise EngineError(f"ppocr: this recogniser cannot be batched ({exc})") from None
+            return None
 
     def ocr(self, image: Image.Image) -> PageResult:
-        timings: dict[str, float] = {}
+        return self.ocr_many([image])[0]
+
+    def ocr_many(self, images: list[Image.Image]) -> list[PageResult]:
+        """Detect each page, recognise the line crops of all pages together, then annotate and
+        lay out each page."""
+        rgbs = [to_rgb(image) for image in images]
+        timings: list[dict[str, float]] = [{} for _ in rgbs]
+        if os.environ.get(LINE_CACHE_ENV):  # the layout benchmarks' line cache works page by page
+            settings = repr(self.params)
+            pages = [cached(rgb, settings, lambda rgb=rgb, t=t: self._page_lines([rgb], [t])[0])
+                     for rgb, t in zip(rgbs, timings)]
+        else:
+            pages = self._page_lines(rgbs, timings)
+        return [self._finish(rgb, page, t) for rgb, page, t in zip(rgbs, pages, timings)]
+
+    def device_stats(self) -> dict[str, float]:
+        """Extract calls, submissions and bytes moved so far, all nets together."""
+        nets = (self.det, self.rec, self.cls)
+        return {"calls": sum(n.stats.calls for n in nets),
+                "submissions": sum(n.stats.submissions for n in nets),
+                "downloaded": sum(n.stats.downloaded for n in nets),
+                "uploaded": sum(n.stats.uploaded for n in nets),
+                "rec_net_seconds": self.rec.stats.seconds}
+
+    def _page_lines(self, rgbs: list[np.ndarray], timings: list[dict[str, float]]) -> list[PageLines]:
+        """The recognised lines of each upright page (what PAGERUNNER_LAYOUT_LINES keeps)."""
+        before = self.device_stats()
+        pages = [self._detect(rgb, t) for rgb, t in zip(rgbs, timings)]
+        mark = time.perf_counter()
+        lines = self._recognize_pages(pages)
+        share = (time.perf_counter() - mark) / max(1, sum(len(page.boxes) for page in pages))
+        after = self.device_stats()
+        self.rec.release()
+        self.cls.release()
+        out = []
+        for page, page_lines, t in zip(pages, lines, timings):
+            t["recognize"] = share * len(page.boxes)
+            # A batch's net calls, shared out evenly (fractions: they are per-page means).
+            t["submissions"] = (after["submissions"] - before["submissions"]) / len(pages)
+            t["downloaded_bytes"] = (after["downloaded"] - before["downloaded"]) / len(pages)
+            t["rec_net"] = (after["rec_net_seconds"] - before["rec_net_seconds"]) / len(pages)
+            out.append(PageLines([from_line(line) for line in page_lines], page.rgb.shape[1],
+                                 page.rgb.shape[0], page.rotation))
+        return out
+
+    def _detect(self, rgb: np.ndarray, timings: dict[str, float]) -> _Page:
         start = time.perf_counter()
-        rgb = to_rgb(image)
-        page = cached(rgb, repr(self.params), lambda: self._page_lines(rgb, timings))
+        boxes = detect(self.det, rgb, self.params.det)
+        self.det.release()  # the detector's buffers are the biggest: free them before rec
+        timings["detect"] = time.perf_counter() - start
+        rgb, boxes, rotation = self._orient(rgb, boxes, timings)
+        return _Page(rgb, boxes, rotation)
+
+    def _finish(self, rgb: np.ndarray, page: PageLines, timings: dict[str, float]) -> PageResult:
         mark = time.perf_counter()
         upright = rotate_image(rgb, page.rotation)
         lines = with_leaders(upright, with_bullets(upright, page.lines))
@@ -129,23 +236,9 @@ class PPOCREngine:
         mark = time.perf_counter()
         blocks = layout_page(lines, page.width, page.height, figures=figures)
         timings["layout"] = time.perf_counter() - mark
-        timings["total"] = time.perf_counter() - start
+        timings["total"] = sum(timings.get(k, 0.0) for k in ("detect", "orient", "recognize", "annotate", "layout"))
         return PageResult.from_blocks(blocks, width=page.width, height=page.height,
                                       engine=self.name, rotation=page.rotation, timings=timings)
-
-    def _page_lines(self, rgb: np.ndarray, timings: dict[str, float]) -> PageLines:
-        """The recognised lines of the upright page (what PAGERUNNER_LAYOUT_LINES keeps)."""
-        start = time.perf_counter()
-        boxes = detect(self.det, rgb, self.params.det)
-        self.det.release()  # the detector's buffers are the biggest: free them before rec
-        timings["detect"] = time.perf_counter() - start
-        rgb, boxes, rotation = self._orient(rgb, boxes, timings)
-        mark = time.perf_counter()
-        lines = self._recognize(rgb, boxes)
-        timings["recognize"] = time.perf_counter() - mark
-        self.rec.release()
-        self.cls.release()
-        return PageLines([from_line(line) for line in lines], rgb.shape[1], rgb.shape[0], rotation)
 
     def _orient(self, rgb: np.ndarray, boxes: list[TextBox],
                 timings: dict[str, float]) -> tuple[np.ndarray, list[TextBox], int]:
@@ -163,27 +256,49 @@ class PPOCREngine:
         timings["orient"] = time.perf_counter() - mark
         return rgb, boxes, rotation
 
-    def _recognize(self, rgb: np.ndarray, boxes: list[TextBox]) -> list[Line]:
-        lines = []
-        for box in boxes:
-            line = self._read(rgb, box)
-            if line.text and line.conf >= self.params.rec_min_score:
-                lines.append(line)
+    def _recognize_pages(self, pages: list[_Page]) -> list[list[Line]]:
+        crops = [rectify(page.rgb, box.quad, self.params.rec) for page in pages for box in page.boxes]
+        reads = self._read(crops)
+        lines: list[list[Line]] = []
+        at = 0
+        for page in pages:
+            page_lines = []
+            for box, read in zip(page.boxes, reads[at:at + len(page.boxes)]):
+                line = self._line(box, read)
+                if line.text and line.conf >= self.params.rec_min_score:
+                    page_lines.append(line)
+            lines.append(page_lines)
+            at += len(page.boxes)
         return lines
 
-    def _read(self, rgb: np.ndarray, box: TextBox) -> Line:
-        crop = rectify(rgb, box.quad, self.params.rec)
-        result = recognize(self.rec, crop, self.dictionary, self.params.rec, self.rec_logits)
-        turned = False
-        if self.params.orientation and result.conf < self.params.retry_flip_below:
-            flipped = recognize(self.rec, np.ascontiguousarray(crop[::-1, ::-1]), self.dictionary,
-                                self.params.rec, self.rec_logits)
-            if flipped.conf > result.conf + 0.2:
-                result, crop, turned = flipped, np.ascontiguousarray(crop[::-1, ::-1]), True
-        input_width = max(crop.shape[1], self.params.rec.min_width)
+    def _read(self, crops: list[np.ndarray]) -> list[_Read]:
+        """Recognise crops; an unsure line is also read upside down and the better wins."""
+        reads = [_Read(result, crop) for result, crop in zip(self._rec_many(crops), crops)]
+        if self.params.orientation:
+            unsure = [i for i, r in enumerate(reads) if r.result.conf < self.params.retry_flip_below]
+            flipped_crops = [np.ascontiguousarray(crops[i][::-1, ::-1]) for i in unsure]
+            for i, crop, flipped in zip(unsure, flipped_crops, self._rec_many(flipped_crops)):
+                if flipped.conf > reads[i].result.conf + 0.2:
+                    reads[i] = _Read(flipped, crop, turned=True)
+        return reads
+
+    def _line(self, box: TextBox, read: _Read) -> Line:
+        input_width = max(read.crop.shape[1], self.params.rec.min_width)
         if self.params.verify_spaces:
-            result.text = verify_spaces(result, crop, input_width)
-        return recognised_line(result, box.quad, crop, input_width, self.params.rec.vertical_ratio, turned)
+            read.result.text = verify_spaces(read.result, read.crop, input_width)
+        return recognised_line(read.result, box.quad, read.crop, input_width,
+                               self.params.rec.vertical_ratio, read.turned)
+
+    def _rec_many(self, crops: list[np.ndarray]) -> list[RecResult]:
+        if not crops:
+            return []
+        if self.batch is None:
+            return [recognize(self.rec, crop, self.dictionary, self.params.rec, self.rec_logits)
+                    for crop in crops]
+        scores = self.batch.run(crops, self.params.rec)
+        if self.batch.graph.top1:
+            return [ctc_decode_top1(s, self.dictionary) for s in scores]
+        return [ctc_decode(s, self.dictionary, logits=True) for s in scores]
 
 
 def create_engine(options: EngineOptions) -> PPOCREngine:

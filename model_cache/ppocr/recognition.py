@@ -70,13 +70,19 @@ def _warp(rgb: np.ndarray, src: np.ndarray, w: int, h: int, interp: int) -> np.n
     return cv2.warpPerspective(rgb, matrix, (w, h), flags=interp, borderMode=cv2.BORDER_REPLICATE)
 
 
-def crop_to_mat(crop: np.ndarray, params: RecParams) -> ncnn.Mat:
+def pad_to_min_width(crop: np.ndarray, params: RecParams) -> np.ndarray:
+    """A crop narrower than params.min_width, padded on the right with grey."""
     h, w = crop.shape[:2]
-    if w < params.min_width:
-        pad = np.full((h, params.min_width, 3), 127, dtype=np.uint8)
-        pad[:, :w] = crop
-        crop, w = pad, params.min_width
-    crop = np.ascontiguousarray(crop)
+    if w >= params.min_width:
+        return crop
+    pad = np.full((h, params.min_width, 3), 127, dtype=np.uint8)
+    pad[:, :w] = crop
+    return pad
+
+
+def crop_to_mat(crop: np.ndarray, params: RecParams) -> ncnn.Mat:
+    crop = np.ascontiguousarray(pad_to_min_width(crop, params))
+    h, w = crop.shape[:2]
     mat = ncnn.Mat.from_pixels(crop, ncnn.Mat.PixelType.PIXEL_RGB2BGR, w, h)
     mat.substract_mean_normalize((127.5, 127.5, 127.5), (1 / 127.5,) * 3)
     return mat
@@ -87,9 +93,7 @@ def ctc_decode(scores: np.ndarray, dictionary: list[str], logits: bool = False) 
     `scores` are softmax probabilities, or raw logits (then only the emitted steps pay for
     a softmax: the arg-max is the same either way)."""
     best = scores.argmax(axis=1)
-    keep = best != 0
-    if len(best) > 1:
-        keep[1:] &= best[1:] != best[:-1]
+    keep = _emitted(best)
     idx = best[keep]
     if logits:
         rows = scores[keep]
@@ -97,6 +101,27 @@ def ctc_decode(scores: np.ndarray, dictionary: list[str], logits: bool = False) 
         p = 1.0 / np.exp(rows - top[:, None]).sum(axis=1) if len(idx) else np.zeros(0)
     else:
         p = scores[np.arange(len(best)), best][keep]
+    return _result(best, keep, p, dictionary)
+
+
+def ctc_decode_top1(top1: np.ndarray, dictionary: list[str]) -> RecResult:
+    """Greedy CTC from (2, steps) = [probability; class index] of each step's best class
+    (what the batch graph's top-1 tail computes on the device)."""
+    best = np.rint(top1[1]).astype(np.int64)
+    keep = _emitted(best)
+    return _result(best, keep, top1[0][keep], dictionary)
+
+
+def _emitted(best: np.ndarray) -> np.ndarray:
+    """Steps that emit a character: not blank (0), not a repeat of the step before."""
+    keep = best != 0
+    if len(best) > 1:
+        keep[1:] &= best[1:] != best[:-1]
+    return keep
+
+
+def _result(best: np.ndarray, keep: np.ndarray, p: np.ndarray, dictionary: list[str]) -> RecResult:
+    idx = best[keep]
     chars = tuple(dictionary[i] if i < len(dictionary) else "" for i in idx)
     conf = float(p.mean()) if len(p) else 0.0
     return RecResult("".join(chars).strip(), conf, p.astype(np.float32), chars,

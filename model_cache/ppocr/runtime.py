@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import ncnn
@@ -15,6 +16,8 @@ from model_cache.ppocr.assets import NetFiles
 class RuntimeOptions:
     threads: int = 2
     gpu: bool = False
+    device_index: int = 0  # which Vulkan device (with gpu)
+    fp16: bool = True  # on a GPU, fp16 storage and arithmetic where the device has them
     # im2col (sgemm) and winograd convolutions need large workspaces on big inputs: the
     # detector at 1920x1344 peaks at ~1.1 GB with them and ~0.65 GB without (measured).
     direct_conv: bool = False
@@ -27,11 +30,30 @@ def gpu_available() -> bool:
         return False
 
 
+@dataclass
+class NetStats:
+    """Extract calls of one net. On a GPU each call is one submission, plus one per layer that
+    falls back to the host; `downloaded` counts the output blobs only (not those round trips)."""
+    calls: int = 0
+    submissions: int = 0
+    downloaded: int = 0  # bytes
+    uploaded: int = 0  # bytes of input blobs
+    seconds: float = 0.0  # inside extract calls
+
+    def add(self, submissions: int, downloaded: int, uploaded: int, seconds: float) -> None:
+        self.calls += 1
+        self.seconds += seconds
+        self.submissions += submissions
+        self.downloaded += downloaded
+        self.uploaded += uploaded
+
+
 class NcnnNet:
     """An ncnn.Net loaded once; `run` takes an ncnn.Mat (or a float32 CHW array) and
     returns the output blob as a numpy array (copied, so the Mat may be freed)."""
 
-    def __init__(self, files: NetFiles, options: RuntimeOptions):
+    def __init__(self, files: NetFiles, options: RuntimeOptions, param_text: str | None = None):
+        """`param_text`: a rewritten graph (batch_graph.py) over the same .bin."""
         if options.gpu and not gpu_available():
             raise EngineError("device 'gpu' requested but ncnn sees no Vulkan device")
         self.files = files
@@ -45,23 +67,44 @@ class NcnnNet:
         # ever saw, so memory would grow with each new page size.
         self.blob_pool = ncnn.UnlockedPoolAllocator()
         self.work_pool = ncnn.PoolAllocator()
-        if self.net.load_param(str(files.param)) != 0 or self.net.load_model(str(files.bin)) != 0:
+        if options.gpu:
+            self.net.set_vulkan_device(options.device_index)
+            if not options.fp16:
+                self.net.opt.use_fp16_storage = False
+                self.net.opt.use_fp16_packed = False
+                self.net.opt.use_fp16_arithmetic = False
+        loaded = self.net.load_param_mem(param_text) if param_text else self.net.load_param(str(files.param))
+        if loaded != 0 or self.net.load_model(str(files.bin)) != 0:
             raise EngineError(f"ncnn could not load {files.param.name}/{files.bin.name}")
+        self.stats = NetStats()
+        # Layers without a Vulkan kernel run on the host: their input is downloaded and their
+        # output uploaded again, inside the same extract call (one more submission each).
+        self.host_layers = [l.type for l in self.net.layers()
+                            if options.gpu and not l.support_vulkan and l.type != "Input"]
 
     def run(self, mat: ncnn.Mat | np.ndarray, output: str | None = None) -> np.ndarray:
-        keep = mat  # the Mat may wrap this array without copying: keep it alive until extract ends
-        if isinstance(mat, np.ndarray):
-            mat = ncnn.Mat(np.ascontiguousarray(mat, dtype=np.float32))
+        return self.run_inputs({self.files.input: mat}, output)
+
+    def run_inputs(self, inputs: dict[str, ncnn.Mat | np.ndarray], output: str | None = None) -> np.ndarray:
+        """One extract call: every named input, one output blob."""
+        # ncnn.Mat wraps a numpy array without copying: keep every array alive until extract ends.
+        arrays = {name: np.ascontiguousarray(m, dtype=np.float32) if isinstance(m, np.ndarray) else m
+                  for name, m in inputs.items()}
+        mats = {name: ncnn.Mat(m) if isinstance(m, np.ndarray) else m for name, m in arrays.items()}
+        start = time.perf_counter()
         with self.net.create_extractor() as ex:
             if not self.net.opt.use_vulkan_compute:
                 ex.set_blob_allocator(self.blob_pool)
                 ex.set_workspace_allocator(self.work_pool)
-            ex.input(self.files.input, mat)
+            for name, mat in mats.items():
+                ex.input(name, mat)
             ret, out = ex.extract(output or self.files.output)
             if ret != 0:
                 raise EngineError(f"ncnn extract failed ({ret}) in {self.files.param.name}")
             result = np.array(out, copy=True)
-        del keep
+        self.stats.add(1 + len(self.host_layers), result.nbytes,
+                       sum(np.asarray(m).nbytes for m in mats.values()), time.perf_counter() - start)
+        del arrays
         return result
 
     def release(self) -> None:
