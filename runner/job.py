@@ -92,6 +92,8 @@ class RunConfig:
     def pages_per_call(self) -> int:
         if self.batch is not None:
             return self.batch
+        if self.engine == "hunyuan":  # as many pages in flight as the engine decodes together
+            return _hunyuan_batch_pages(self.device, dict(self.engine_extra))
         return 1 if self.device == "cpu" else DEFAULT_GPU_BATCH
 
     def validate(self) -> None:
@@ -392,6 +394,17 @@ def _command_record(config: RunConfig) -> dict[str, Any]:
             "workers": config.workers, "batch": config.batch,
             "engine_extra": [list(kv) for kv in config.engine_extra],
             "model": config.ppocr_model()}  # resolved, so a retry keeps the model if the default changes
+
+
+def _hunyuan_batch_pages(device: str, extra: dict[str, str]) -> int:
+    from model_cache.hunyuan.engine import DEFAULT_BATCH_PAGES
+
+    if extra.get("low_memory", "").lower() in ("1", "true", "yes", "on"):
+        return 1
+    try:
+        return max(1, int(float(extra["batch_pages"])))
+    except (KeyError, ValueError):
+        return DEFAULT_BATCH_PAGES.get("cpu" if device == "cpu" else "gpu", 8)
 
 
 def _describe_os_error(exc: OSError, out_dir: Path) -> str:

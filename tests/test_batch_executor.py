@@ -103,3 +103,14 @@ def test_one_worker_per_listed_gpu():
     executor = make_executor(RunConfig([], Path("/nonexistent"), device="gpu:0,1"))
     devices = [c.engine_options.device for c in executor.configs]
     assert devices == ["gpu:0", "gpu:1"] and executor.workers == 2 and executor.batch == 8
+
+
+def test_hunyuan_keeps_as_many_pages_in_flight_as_it_decodes_together():
+    def calls(device: str, extra: tuple = ()) -> int:
+        return RunConfig([], Path("/x"), engine="hunyuan", device=device, engine_extra=extra).pages_per_call()
+
+    assert calls("cpu") == 8 and calls("gpu") == 32
+    assert calls("cpu", (("batch_pages", "3"),)) == 3
+    assert calls("gpu", (("low_memory", "1"),)) == 1
+    assert RunConfig([], Path("/x"), engine="hunyuan", batch=5).pages_per_call() == 5
+    assert RunConfig([], Path("/x")).pages_per_call() == 1  # ppocr on a CPU: one page per call
