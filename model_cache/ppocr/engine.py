@@ -26,10 +26,10 @@ import numpy as np
 from PIL import Image
 
 from model_cache.engine import EngineError, EngineOptions
-from model_cache.ppocr.assets import MODEL_NAME, ModelSet, load_model_set
 from model_cache.layout import from_line, layout_page
 from model_cache.layout.replay import ENV as LINE_CACHE_ENV
 from model_cache.layout.replay import PageLines, cached
+from model_cache.ppocr.assets import MODEL_NAME, ModelSet, load_model_set
 from model_cache.ppocr.bullets import with_bullets
 from model_cache.ppocr.detection import DetParams, TextBox, detect
 from model_cache.ppocr.figures import figure_regions
