@@ -156,15 +156,23 @@ def retry(out: Path = typer.Argument(DEFAULT_OUT, help="Output folder of a run."
 @guard_internal_errors
 def export(out: Path = typer.Argument(DEFAULT_OUT, help="Output folder of a run."),
            formats: str = typer.Option("jsonl,md,txt", "--format", "--formats",
-                                       help="Which files to regenerate: jsonl,md,txt,pdf,hocr,alto,html")) -> None:
+                                       help="Which files to regenerate: jsonl,md,txt,pdf,hocr,alto,html"),
+           password: Optional[str] = typer.Option(None, "--password",
+                                                  help="Password for encrypted PDF inputs (pdf, html)."),
+           passwords_file: Optional[Path] = typer.Option(None, "--passwords-file",
+                                                         help="File of passwords, one per line.")) -> None:
     """Regenerate every output file in OUT from the job store."""
     chosen = _formats(formats)
+    try:
+        passwords = read_passwords(password, passwords_file)
+    except RunnerError as exc:
+        _fail(exc)
     store = _open_store(out)
     lock = RunLock(out / STORE_DIR)  # a run writes these same files: never both at once
     notes: list[str] = []
     try:
         lock.acquire()
-        count = export_all(store, out, chosen, notes=notes)
+        count = export_all(store, out, chosen, passwords, notes=notes)
     except RunnerError as exc:
         _fail(exc)
     except OSError as exc:

@@ -23,7 +23,7 @@ from outputs.hocr import hocr_document
 from outputs.model import PageResult
 from outputs.paths import output_path
 from outputs.pdf import pdf_password, write_image_input, write_pdf_input
-from model_cache.textlayer import extract_text_layer
+from model_cache.textlayer import MIN_REAL_CHARS, extract_text_layer
 from runner import __version__
 
 SOFTWARE = "pagerunner"
@@ -82,7 +82,9 @@ def _write_pdf(doc: DocumentRecord, pages: list[PageResult], out_dir: Path,
 
 
 def _pages_with_text(source: Path, pages: list[PageResult], password: str | None) -> frozenset[int]:
-    """OCR'd pages that carry a real text layer of their own (`--text-layer ignore`)."""
+    """OCR'd pages that carry a text layer of their own: a real one (`--text-layer ignore`), or an
+    invisible one from an earlier OCR (`auto` OCRs such pages again): a second hidden layer
+    would double their text in every search, so those pages are left as they were."""
     import pypdfium2 as pdfium
 
     found = set()
@@ -92,7 +94,8 @@ def _pages_with_text(source: Path, pages: list[PageResult], password: str | None
             if result.mode == "ocr" and 1 <= result.page <= len(doc):
                 page = doc[result.page - 1]
                 try:
-                    if extract_text_layer(page, 1.0).is_real:
+                    layer = extract_text_layer(page, 1.0)
+                    if layer.is_real or layer.invisible_chars >= MIN_REAL_CHARS:
                         found.add(result.page)
                 finally:
                     page.close()

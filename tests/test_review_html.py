@@ -218,7 +218,7 @@ def test_html_is_a_known_format_for_run_and_export(tmp_path):
     assert (out / "x.html").is_file() and (out / "review.html").is_file() and not (out / "x.md").exists()
 
 
-def test_encrypted_inputs_get_their_picture_during_the_run_but_not_on_export(eval_dir, tmp_path):
+def test_encrypted_inputs_get_their_picture_on_export_only_with_the_password(eval_dir, tmp_path):
     out = tmp_path / "out"
     pdf = eval_dir / "edge" / "r6-user-password.pdf"
     proc = run_cli("run", str(pdf), "-o", str(out), "--formats", "html", "--engine", "textlayer",
@@ -229,6 +229,9 @@ def test_encrypted_inputs_get_their_picture_during_the_run_but_not_on_export(eva
     assert run_cli("export", str(out), "--format", "html").returncode == 0
     html = (out / "r6-user-password.html").read_text()
     assert "<img" not in html and "no picture: the input cannot be opened now" in html and "password" in html
+    (out / "r6-user-password.html").unlink()
+    assert run_cli("export", str(out), "--format", "html", "--password", "asdfzxcv").returncode == 0
+    assert "data:image/jpeg;base64," in (out / "r6-user-password.html").read_text()
 
 
 @needs_chromium

@@ -349,6 +349,23 @@ def test_a_page_with_its_own_text_layer_gets_no_second_one(eval_dir, tmp_path):
     assert "digest" not in after[0].get_textpage().get_text_range()
 
 
+def test_a_scan_with_an_earlier_invisible_ocr_layer_gets_no_second_one(tmp_path):
+    """`auto` OCRs such a page again (its invisible layer is not trusted), but the searchable PDF
+    keeps the page as it was: a second hidden layer would double its text in every search."""
+    from tests.conftest import FAKE_ENGINE
+    from tests.pdf_helpers import scanned_pdf
+
+    lines = ["An earlier OCR layer drawn invisibly", "over the scanned page by another tool"]
+    source = scanned_pdf(tmp_path / "prior.pdf", Image.new("RGB", (600, 800), "white"), lines)
+    out = tmp_path / "out"
+    proc = run_cli("run", str(source), "-o", str(out), "--engine", FAKE_ENGINE, "--formats", "jsonl,pdf")
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads((out / "results.jsonl").read_text().splitlines()[0])
+    assert record["mode"] == "ocr"
+    before = pdfium.PdfDocument(source)[0].get_textpage().get_text_range()
+    assert pdfium.PdfDocument(out / "prior.pdf")[0].get_textpage().get_text_range() == before
+
+
 def test_text_layer_pages_have_words_from_their_characters(eval_dir, tmp_path):
     out = tmp_path / "out"
     source = eval_dir / "pdfs" / "packaging-tutorial.zh_CN.p7-10-18-21.pdf"
