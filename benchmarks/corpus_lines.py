@@ -1,11 +1,11 @@
 """pagerunner's recognised lines before layout, kept per corpus page, and replayed through the layout.
 
 Recording: while benchmarks/accuracy.py --corpus runs pagerunner, the engine's `_orient` and
-`_recognize` steps are watched and their result (page rotation, recognised lines with boxes and
+`_recognize_pages` steps are watched and their result (page rotation, recognised lines with boxes and
 confidences) is written to <corpus>/lines/<recognition digest>/<set>/<page>.json.
 
 Replay (benchmarks/corpus_relayout.py): the engine's detector is skipped, `_orient` returns the
-recorded rotation and `_recognize` the recorded lines, so `engine.ocr(image)` runs only what comes
+recorded rotation and `_recognize_pages` the recorded lines, so `engine.ocr(image)` runs only what comes
 after recognition (bullets, leaders, layout, reading order) on the page's real pixels: the layout
 code of the checkout it runs from, at a few milliseconds a page instead of seconds.
 The recording is keyed by a digest of the files that produce the lines (detector, recogniser,
@@ -35,7 +35,7 @@ def recognition_digest(engine: str = "ppocr") -> str:
             digest.update(name.encode())
             digest.update(path.read_bytes())
     engine_file = folder / "engine.py"
-    if engine_file.exists():  # its _read / _recognize / _orient decide lines too; layout calls do not
+    if engine_file.exists():  # its _read / _recognize_pages / _orient decide lines too; layout calls do not
         digest.update(_recognition_part(engine_file.read_text(encoding="utf-8")).encode())
     for path in sorted((folder / "models").rglob("*")) if (folder / "models").is_dir() else []:
         if path.is_file() and path.suffix in (".json", ".param", ".txt"):
@@ -77,7 +77,7 @@ def attach_line_recorder(tool, root: Path) -> None:
     corpus_accuracy.recognise_with when present)."""
     engine = tool.engine
     seen: dict[str, object] = {}
-    orient, recognize = engine._orient, engine._recognize
+    orient, recognize = engine._orient, engine._recognize_pages
 
     def watched_orient(rgb, boxes, timings):
         rgb, boxes, rotation = orient(rgb, boxes, timings)
@@ -85,13 +85,13 @@ def attach_line_recorder(tool, root: Path) -> None:
         seen["shape"] = list(rgb.shape[:2])
         return rgb, boxes, rotation
 
-    def watched_recognize(rgb, boxes):
-        lines = recognize(rgb, boxes)
+    def watched_recognize(pages):  # one page per engine.ocr call
+        lines = recognize(pages)
         seen["lines"] = [[line.text, float(line.conf), [[float(x), float(y)] for x, y in line.box]]
-                         for line in lines]
+                         for line in lines[0]]
         return lines
 
-    engine._orient, engine._recognize = watched_orient, watched_recognize
+    engine._orient, engine._recognize_pages = watched_orient, watched_recognize
 
     def ocr_page(image, page, copy: str) -> str:
         seen.clear()
@@ -120,19 +120,19 @@ def replaying(engine, record_of: dict) -> Iterator[None]:
     from outputs.model import Line
 
     detect = engine_module.detect
-    orient, recognize = engine._orient, engine._recognize
+    orient, recognize = engine._orient, engine._recognize_pages
 
     def replay_orient(rgb, boxes, timings):
         rotation = record_of["record"]["rotation"]
         return (rotate_image(rgb, rotation) if rotation else rgb), [], rotation
 
-    def replay_recognize(rgb, boxes):
-        return [Line(text, conf, box) for text, conf, box in record_of["record"]["lines"]]
+    def replay_recognize(pages):
+        return [[Line(text, conf, box) for text, conf, box in record_of["record"]["lines"]] for _ in pages]
 
     engine_module.detect = lambda *args, **kwargs: []
-    engine._orient, engine._recognize = replay_orient, replay_recognize
+    engine._orient, engine._recognize_pages = replay_orient, replay_recognize
     try:
         yield
     finally:
         engine_module.detect = detect
-        engine._orient, engine._recognize = orient, recognize
+        engine._orient, engine._recognize_pages = orient, recognize
