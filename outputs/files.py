@@ -14,28 +14,17 @@ TEMP_NAME = re.compile(r"^\..{1,60}\.[A-Za-z0-9_]{8}\.tmp$", re.DOTALL)
 
 
 def write_atomic(path: Path, chunks: Iterable[str]) -> None:
-    """Replace `path` with the concatenated chunks; readers see the old or the new file, never a torn one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name[:60]}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            for chunk in chunks:
-                fh.write(chunk)
-            fh.flush()
-            os.chmod(tmp_name, 0o666 & ~_umask())
-            os.fsync(fh.fileno())
-        os.replace(tmp_name, path)
-    except BaseException:
-        try:
-            os.unlink(tmp_name)
-        except OSError:
-            pass
-        raise
-    fsync_dir(path.parent)
+    """Replace `path` with the concatenated chunks (UTF-8, LF); readers see the old or the new
+    file, never a torn one."""
+    def write(fh: BinaryIO) -> None:
+        for chunk in chunks:
+            fh.write(chunk.encode("utf-8"))
+
+    write_atomic_bytes(path, write)
 
 
 def write_atomic_bytes(path: Path, write: Callable[[BinaryIO], None]) -> None:
-    """Like write_atomic, for a binary file that `write` writes into the stream it is given."""
+    """Replace `path` with what `write` writes into the stream it is given, crash-safely."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name[:60]}.", suffix=".tmp", dir=path.parent)
     try:
