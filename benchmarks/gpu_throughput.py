@@ -51,7 +51,8 @@ def cycled_pdf(kit: Path, names: list[str], pages: int, out: Path) -> Path:
 
 def run_once(pdf: Path, args: list[str]) -> dict:
     with tempfile.TemporaryDirectory() as out:
-        cmd = [sys.executable, "-m", "runner", "run", str(pdf), "-o", out, "--jsonl", "-", "-q", *args]
+        cmd = [sys.executable, "-m", "runner", "run", str(pdf), "-o", out, "--jsonl", "-", "-q",
+               "--text-layer", "ignore", *args]  # OCR every page: the job's pages are born-digital
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         first, records = None, []

@@ -155,6 +155,7 @@ def pagerunner_command(target: Path, threads: int, dpi: float,
     def command(out: Path) -> tuple[list[str], dict[str, str]]:
         return ([sys.executable, "-m", "runner", "run", str(target), "-o", str(out),
                  "--formats", "jsonl,md,txt", "--threads", str(threads), "--dpi", str(dpi), "-q",
+                 "--text-layer", "ignore",  # OCR every page: the pages are born-digital
                  *(["--model", model] if model else [])],
                 _python_env())
     return command
