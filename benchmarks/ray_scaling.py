@@ -114,7 +114,7 @@ def run_once(inputs: Path, out: Path, job: str, engine: str, executor: str, work
         return timed[0]
 
     config = RunConfig([str(inputs)], out, engine=engine, executor=executor, workers=workers,
-                       threads=threads, dpi=dpi, formats=("jsonl",))
+                       threads=threads, dpi=dpi, formats=("jsonl",), text_layer="ignore")  # OCR every page
     started = time.perf_counter()
     summary = run_job(config, executor_factory=factory)
     cpu_end = time.process_time()
