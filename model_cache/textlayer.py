@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from model_cache.layout import TEXT_LAYER, from_line, layout_page
 from outputs.model import Block, Box, Line, Word
+from outputs.turns import quarter_turn
 
 ENGINE_NAME = "textlayer"
 MIN_REAL_CHARS = 20  # fewer non-space characters than this is never a real text layer
@@ -155,19 +158,15 @@ def _font_size(textpage, start: int, end: int, scale: float) -> float | None:
 
 
 def _pixel_transform(page, scale: float):
+    """PDF user space -> pixels of the page as PDFium renders it (its /Rotate applied)."""
     left, bottom, right, top = page.get_bbox()
     width, height = (right - left) * scale, (top - bottom) * scale
-    rotation = page.get_rotation() % 360
+    to_unrotated = np.array([[scale, 0, -left * scale], [0, -scale, top * scale], [0, 0, 1]])
+    matrix = quarter_turn(page.get_rotation() // 90, width, height) @ to_unrotated
+    a, b, c, d, e, f = (float(v) for v in matrix[:2].ravel())
 
     def to_pixels(x: float, y: float) -> tuple[float, float]:
-        u, v = (x - left) * scale, (top - y) * scale
-        if rotation == 90:
-            return height - v, u
-        if rotation == 180:
-            return width - u, height - v
-        if rotation == 270:
-            return v, width - u
-        return u, v
+        return a * x + b * y + c, d * x + e * y + f
 
     return to_pixels
 

@@ -19,10 +19,8 @@ import pikepdf
 
 from outputs.glyphless import ADVANCE, DESCENT, UNITS_PER_EM
 from outputs.model import Box, PageResult, Word
+from outputs.turns import Matrix, quarter_turn
 from outputs.words import has_box, split_box, words_of
-
-Matrix = np.ndarray  # 3x3 affine, column vectors: [x', y', 1] = M @ [x, y, 1]
-
 
 @dataclass(frozen=True)
 class PageFrame:
@@ -34,28 +32,16 @@ class PageFrame:
     rotate: int = 0  # the page's /Rotate (clockwise, as PDF viewers show it)
 
 
-def _turn(k: int, width: float, height: float) -> Matrix:
-    """Pixels of a width x height image -> pixels of the image turned clockwise k*90 degrees."""
-    k %= 4
-    if k == 1:
-        return np.array([[0, -1, height], [1, 0, 0], [0, 0, 1]], float)
-    if k == 2:
-        return np.array([[-1, 0, width], [0, -1, height], [0, 0, 1]], float)
-    if k == 3:
-        return np.array([[0, 1, 0], [-1, 0, width], [0, 0, 1]], float)
-    return np.eye(3)
-
-
 def page_transform(result: PageResult, frame: PageFrame) -> Matrix:
     """Upright-image pixels of `result` -> the PDF page's user-space points."""
     k = (result.rotation // 90) % 4
     rendered_w, rendered_h = (result.height, result.width) if k % 2 else (result.width, result.height)
-    to_rendered = _turn(4 - k, result.width, result.height)
+    to_rendered = quarter_turn(4 - k, result.width, result.height)
     page_w, page_h = frame.right - frame.left, frame.top - frame.bottom
     r = (frame.rotate // 90) % 4
     view_w, view_h = (page_h, page_w) if r % 2 else (page_w, page_h)
     scale = np.diag([view_w / max(rendered_w, 1), view_h / max(rendered_h, 1), 1.0])
-    to_unrotated = _turn(4 - r, view_w, view_h)
+    to_unrotated = quarter_turn(4 - r, view_w, view_h)
     to_user = np.array([[1, 0, frame.left], [0, -1, frame.top], [0, 0, 1]], float)
     return to_user @ to_unrotated @ scale @ to_rendered
 
