@@ -35,12 +35,13 @@ class NetStats:
     """Extract calls of one net. On a GPU each call is one submission, plus one per layer that
     falls back to the host; `downloaded` counts the output blobs only (not those round trips)."""
     calls: int = 0
-    submissions: int = 0
-    downloaded: int = 0  # bytes
-    uploaded: int = 0  # bytes of input blobs
+    submissions: float = 0  # a device owner's strips are shared out among the feeders' requests
+    downloaded: float = 0  # bytes
+    uploaded: float = 0  # bytes of input blobs
     seconds: float = 0.0  # inside extract calls
+    moved: int = 0  # bytes between processes (a net held by a device owner: remote.py)
 
-    def add(self, submissions: int, downloaded: int, uploaded: int, seconds: float) -> None:
+    def add(self, submissions: float, downloaded: float, uploaded: float, seconds: float) -> None:
         self.calls += 1
         self.seconds += seconds
         self.submissions += submissions
