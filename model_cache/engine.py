@@ -17,7 +17,7 @@ from outputs.model import PageResult
 # a lone page's: tests/test_hunyuan_batch.py); ppocr's batched recognition (the same text as
 # one crop at a time, tests/test_ppocr_batch.py).
 RESULT_NEUTRAL_OPTIONS = frozenset({"low_memory", "fused_decoder", "host_attention", "batch_pages",
-                                    "kv_cache_mb", "rec_batch", "rec_strip_steps"})
+                                    "kv_cache_mb", "rec_batch", "rec_strip_steps", "gpu_streams"})
 
 
 @dataclass(frozen=True)

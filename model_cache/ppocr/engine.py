@@ -12,7 +12,10 @@ next, then the values in brackets):
   rec_batch ("auto" | "on" | "off": line crops of all pages of an ocr_many call packed into
   strips, batch_rec.py; auto = on for a GPU, and on a CPU for a recogniser without attention:
   PP-OCRv5's SVTR neck measured slower in strips on 2 threads, PP-OCRv6 tiny 1.6x faster),
-  rec_strip_steps (time steps per strip: 512 on a CPU, 1024 on a GPU).
+  rec_strip_steps (time steps per strip: 512 on a CPU, 1024 on a GPU),
+  det_precision ("fp32" | "fp16": the detector's storage and arithmetic on a GPU; fp32 gives
+  the CPU's lines, fp16 moved 40 of 2144 dense lines by a character or two),
+  gpu_streams (2: concurrent net calls in a GPU device owner, service.py).
 """
 
 from __future__ import annotations
@@ -57,8 +60,11 @@ class PipelineParams:
     verify_spaces: bool = True  # drop recognised spaces that have no gap under them (spacing.py)
 
 
+DET_PRECISION = "fp32"  # on an H200 fp32 cost 1-5 % of throughput and made every line the CPU's
+
 OPTION_NAMES = ("det_limit_side", "det_thresh", "det_box_thresh", "det_unclip_ratio", "rec_min_score",
-                "rec_squeeze", "orientation", "cls_vote_lines", "rec_batch", "rec_strip_steps")
+                "rec_squeeze", "orientation", "cls_vote_lines", "rec_batch", "rec_strip_steps", "det_precision",
+                "gpu_streams")
 
 
 def params_from(options: EngineOptions, defaults: dict[str, Any] | None = None,
@@ -147,7 +153,8 @@ class PPOCREngine:
         # Direct convolutions: the detector's peak memory halves, and the recogniser's 48 px
         # high crops run as fast or faster (measured: 20.7 vs 19.3 kpx/s on 2 threads).
         direct = RuntimeOptions(runtime.threads, gpu, index, direct_conv=True)
-        self.det = NcnnNet(self.models.det, direct)
+        self.det = NcnnNet(self.models.det, RuntimeOptions(runtime.threads, gpu, index, direct_conv=True,
+                                                           fp16=_det_fp16(options)))
         self.cls = NcnnNet(self.models.cls, runtime)
         self.rec_logits = softmax_input(self.models.rec.param, self.models.rec.output)
         self.batch = self._strip_recognizer(options, direct)
@@ -315,6 +322,14 @@ class PPOCREngine:
         if self.batch.top1:
             return [ctc_decode_top1(s, self.dictionary) for s in scores]
         return [ctc_decode(s, self.dictionary, logits=True) for s in scores]
+
+
+def _det_fp16(options: EngineOptions) -> bool:
+    """det_precision: the detector's storage and arithmetic on a GPU (a CPU runs fp32 anyway)."""
+    precision = (options.get("det_precision") or DET_PRECISION).lower()
+    if precision not in ("fp16", "fp32"):
+        raise EngineError(f"ppocr option det_precision={precision!r}: use 'fp16' or 'fp32'")
+    return precision == "fp16"
 
 
 def create_engine(options: EngineOptions) -> PPOCREngine:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 
@@ -78,6 +79,7 @@ class NcnnNet:
         if loaded != 0 or self.net.load_model(str(files.bin)) != 0:
             raise EngineError(f"ncnn could not load {files.param.name}/{files.bin.name}")
         self.stats = NetStats()
+        self._calls = threading.local()  # this thread's last call (a device owner runs several)
         # Layers without a Vulkan kernel run on the host: their input is downloaded and their
         # output uploaded again, inside the same extract call (one more submission each).
         self.host_layers = [l.type for l in self.net.layers()
@@ -103,10 +105,17 @@ class NcnnNet:
             if ret != 0:
                 raise EngineError(f"ncnn extract failed ({ret}) in {self.files.param.name}")
             result = np.array(out, copy=True)
-        self.stats.add(1 + len(self.host_layers), result.nbytes,
-                       sum(np.asarray(m).nbytes for m in mats.values()), time.perf_counter() - start)
+        call = (1 + len(self.host_layers), result.nbytes, sum(np.asarray(m).nbytes for m in mats.values()),
+                time.perf_counter() - start)
+        self.stats.add(*call)
+        self._calls.last = call
         del arrays
         return result
+
+    def last_call(self) -> dict[str, float]:
+        """Submissions, bytes down- and uploaded and seconds of this thread's last run."""
+        call = getattr(self._calls, "last", (0, 0, 0, 0.0))
+        return dict(zip(("submissions", "downloaded", "uploaded", "seconds"), map(float, call)))
 
     def release(self) -> None:
         """Return pooled intermediate buffers to the system (call between pages)."""

@@ -11,7 +11,8 @@ time-share the device. Here one context serves every feeder:
   packed into the same strips (batch_rec.py, the one home of the batching design, also used on
   the CPU), and each request is answered as soon as its last strip is done;
 - detection and orientation run on threads of their own, so the detector works while the
-  recogniser does (ncnn releases the GIL inside extract);
+  recogniser does (ncnn releases the GIL inside extract); on a GPU `gpu_streams` (2) threads
+  run each of the detector and the recogniser, so strips overlap too;
 - pixels travel through shared memory (wire.py); feeders normalize their crops, so the owner
   only places them into strips.
 
@@ -34,6 +35,9 @@ import numpy as np
 
 from model_cache.engine import EngineError, EngineOptions
 from model_cache.ppocr.wire import SharedBuffer, pack, unpack
+
+
+DEFAULT_STREAMS = 2
 
 
 @dataclass
@@ -91,6 +95,10 @@ class NetService:
         extra = dict(options.extra)
         extra.setdefault("rec_batch", "on")
         self.engine = PPOCREngine(replace(options, service=None, extra=tuple(extra.items())))
+        # Concurrent calls per net: each takes a Vulkan queue of its own, so one strip's upload
+        # and host-side preparation overlap another's compute. A CPU owner keeps one (its nets'
+        # pooled allocators are not thread-safe).
+        self.streams = _streams(options) if self.engine.det.net.opt.use_vulkan_compute else 1
         if self.engine.batch is None:
             raise EngineError("the device owner needs the strip recogniser (rec_batch)")
         self.det_queue: queue.Queue[_Request | None] = queue.Queue()
@@ -102,16 +110,20 @@ class NetService:
                                      "rec": self.engine.rec.host_layers}}
 
     def start(self) -> list[threading.Thread]:
-        threads = [threading.Thread(target=self._net_loop, args=(self.det_queue,), name="owner-det", daemon=True),
-                   threading.Thread(target=self._net_loop, args=(self.cls_queue,), name="owner-cls", daemon=True),
-                   threading.Thread(target=self._rec_loop, name="owner-rec", daemon=True)]
+        threads = [threading.Thread(target=self._net_loop, args=(self.cls_queue,), name="owner-cls", daemon=True)]
+        for _ in range(self.streams):
+            threads.append(threading.Thread(target=self._net_loop, args=(self.det_queue,), name="owner-det",
+                                            daemon=True))
+            threads.append(threading.Thread(target=self._rec_loop, name="owner-rec", daemon=True))
         for thread in threads:
             thread.start()
         return threads
 
     def stop(self) -> None:
-        for waiting in (self.det_queue, self.cls_queue, self.rec_queue):
-            waiting.put(None)
+        self.cls_queue.put(None)
+        for _ in range(self.streams):
+            self.det_queue.put(None)
+            self.rec_queue.put(None)
 
     def serve(self, listener: Listener) -> None:
         """Accept feeders until the listener is closed; each gets a reader thread."""
@@ -157,12 +169,10 @@ class NetService:
             net = self.engine.det if request.op == "det" else self.engine.cls
             self.stats.requests[request.op] += 1
             try:
-                before = _snapshot(net)
                 out = net.run(request.arrays[0])
                 if request.op == "det":
                     net.release()  # the detector's buffers are the biggest (a page size each)
-                after = _snapshot(net)
-                request.feeder.reply([out], {k: after[k] - before[k] for k in after})
+                request.feeder.reply([out], net.last_call())
             except Exception as exc:  # one bad input fails its page, not the owner
                 request.feeder.fail(f"{type(exc).__name__}: {exc}")
 
@@ -185,7 +195,7 @@ class NetService:
             except queue.Empty:
                 return requests
             if more is None:
-                self.rec_queue.put(None)
+                self.rec_queue.put(None)  # for this thread's next round
                 return requests
             requests.append(more)
 
@@ -204,12 +214,10 @@ class NetService:
         self.stats.rounds += 1
         self.stats.merged += len(requests) > 1
         net = self.engine.batch.net
-        before = _snapshot(net)
         try:
             for strip, scores in self.engine.batch.iter_prepared(crops):
                 self.stats.strips += 1
-                after = _snapshot(net)
-                delta, before = {k: after[k] - before[k] for k in after}, after
+                delta = net.last_call()
                 touched: dict[int, tuple[_Request, int]] = {}
                 for index, part in zip(strip.crops, scores):
                     request, slot = owners[index]
@@ -230,5 +238,8 @@ class NetService:
             net.release()
 
 
-def _snapshot(net: Any) -> dict[str, float]:
-    return {key: float(getattr(net.stats, key)) for key in ("submissions", "downloaded", "uploaded", "seconds")}
+def _streams(options: EngineOptions) -> int:
+    value = options.get("gpu_streams") or str(DEFAULT_STREAMS)
+    if not value.isdigit() or int(value) < 1:
+        raise EngineError(f"ppocr option gpu_streams={value!r} is not a positive whole number")
+    return int(value)
