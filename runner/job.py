@@ -179,7 +179,12 @@ def make_executor(config: RunConfig) -> Executor:
     devices = expand_devices(config.device)
     configs = [config.worker_config(device) for device in devices]
     if config.uses_device_owners():
-        feeders = config.feeders if config.feeders is not None else default_feeders(len(devices))
+        if config.feeders is not None:
+            feeders = config.feeders
+        elif config.workers > 1:  # --workers N: N feeder processes in all
+            feeders = max(1, config.workers // len(devices))
+        else:
+            feeders = default_feeders(len(devices))
         owners = DeviceOwners(configs, feeders)
         feeder_configs = owners.feeder_configs()
         return ProcessExecutor(worker_config, workers=len(feeder_configs), page_timeout=config.page_timeout,

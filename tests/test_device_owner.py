@@ -65,6 +65,9 @@ def test_gpu_runs_use_one_owner_per_device_and_feeders_round_robin():
     assert [c.engine_options.service for c in executor.configs] == addresses * 3
     assert executor.workers == 6 and executor.batch == 2
     executor.owners.stop()
+    by_workers = make_executor(RunConfig([], Path("/nonexistent"), device="gpu:0,1", workers=8))
+    assert by_workers.workers == 8 and len(by_workers.owners.owners) == 2  # --workers: feeders in all
+    by_workers.owners.stop()
     old = make_executor(RunConfig([], Path("/nonexistent"), device="gpu:0,1", feeders=0))
     assert old.owners is None and old.workers == 2 and old.batch == 8  # one worker per GPU, as before
     unbatched = make_executor(RunConfig([], Path("/nonexistent"), device="gpu",
