@@ -157,8 +157,8 @@ class _KillOwnerAfterFirst:
             yield result
 
 
-def owned_executor(feeders: int = 2, options: EngineOptions = TINY) -> ProcessExecutor:
-    owners = DeviceOwners([WorkerConfig(engine_options=options)], feeders)
+def owned_executor(feeders: int = 2, options: EngineOptions = TINY, devices: int = 1) -> ProcessExecutor:
+    owners = DeviceOwners([WorkerConfig(engine_options=options)] * devices, feeders)
     configs = owners.feeder_configs()
     return ProcessExecutor(configs[0], workers=len(configs), batch=2, configs=configs, owners=owners)
 
@@ -172,6 +172,35 @@ def test_an_owner_that_dies_costs_only_pages_in_flight(tmp_path):
     assert summary.pages_done == 6 and summary.pages_failed == 0
     assert inner.owners is not None and inner.owners.restarts >= 1
     assert all(o.process is None for o in inner.owners.owners)  # stopped at the end
+
+
+class _AskOwnersAtTheEnd:
+    """Runs the executor; once the last page is back, asks each owner what it served."""
+
+    def __init__(self, inner: ProcessExecutor, pages: int):
+        self.inner, self.pages, self.served = inner, pages, []
+
+    def run(self, tasks, stop):
+        for index, result in enumerate(self.inner.run(tasks, stop)):
+            yield result
+            if index + 1 == self.pages:
+                for owner in self.inner.owners.owners:  # type: ignore[union-attr]
+                    owner.control.send("stats")  # type: ignore[union-attr]
+                    self.served.append(owner.control.recv()[1])  # type: ignore[union-attr]
+
+
+@pytest.mark.slow
+def test_two_owners_each_serve_their_feeders(tmp_path):
+    """As gpu:0,1 gives: one owner per device, feeders round robin, every page detected once."""
+    root = pages_folder(tmp_path, 4)
+    executor = owned_executor(feeders=1, devices=2)
+    assert len({c.engine_options.service for c in executor.configs}) == 2
+    asking = _AskOwnersAtTheEnd(executor, 4)
+    summary = run_job(RunConfig([str(root)], tmp_path / "out", text_layer="ignore"),
+                      executor_factory=lambda config: asking)
+    assert summary.pages_done == 4
+    assert len(asking.served) == 2 and all(stats.requests["det"] >= 1 for stats in asking.served)
+    assert sum(stats.requests["det"] for stats in asking.served) == 4
 
 
 def test_an_owner_that_cannot_start_stops_the_run(tmp_path):
