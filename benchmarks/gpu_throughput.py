@@ -5,9 +5,13 @@ For each configuration: pages/min (median of --repeats runs), pages in flight pe
 ppocr engine records: submissions counts one per net call plus one per host-fallback layer),
 and the time from process start to the first JSONL record on stdout.
 
-    python benchmarks/gpu_throughput.py --job dense40 --job mixed200 --repeats 3 \
-        --config "gpu b1 unbatched=--device gpu --batch 1 -E rec_batch=off" \
-        --config "gpu b8=--device gpu --batch 8" --config "cpu 8x2=--workers 8 --threads 2"
+    python benchmarks/gpu_throughput.py --job dense40 --job mixed200 --repeats 3 --startup \
+        --config "cpu 8x2=--workers 8 --threads 2" --config "gpu owner=--device gpu" \
+        --config "gpu one worker b16=--device gpu --feeders 0 --batch 16"
+
+The first configuration is the reference of the "lines = first config" column (put the CPU first
+to read CPU/GPU line identity). Round trips and kB between processes: a feeder's requests to its
+device owner (runner/device_owner.py) per page.
 
 Jobs: dense40 = maint-guide.en.p5-9.pdf (the kit) cycled to 40 pages; mixed200 = the kit's
 three PDFs (English, Chinese, Chinese lipsum) cycled to 200 pages. 200 dpi.
@@ -34,7 +38,7 @@ JOBS = {"dense40": (["maint-guide.en.p5-9.pdf"], 40), "dense4": (["maint-guide.e
                       "zhlipsum.p1-4.pdf"], 200)}
 
 
-STAGES = ("render", "detect", "orient", "recognize", "rec_net", "layout", "recognise")
+STAGES = ("render", "detect", "orient", "recognize", "rec_net", "annotate", "layout", "recognise")
 
 
 def cycled_pdf(kit: Path, names: list[str], pages: int, out: Path) -> Path:
@@ -72,6 +76,8 @@ def run_once(pdf: Path, args: list[str]) -> dict:
     return {"pages": len(ok), "seconds": seconds, "first_record": first, "stages": stages,
             "submissions": statistics.mean(t.get("submissions", 0.0) for t in timings),
             "downloaded": statistics.mean(t.get("downloaded_bytes", 0.0) for t in timings),
+            "net_calls": statistics.mean(t.get("net_calls", 0.0) for t in timings),
+            "ipc": statistics.mean(t.get("ipc_bytes", 0.0) for t in timings),
             "text": {r["page"]: r.get("text", "") for r in ok},
             "page_seconds": statistics.mean(t.get("render", 0.0) + t.get("recognise", 0.0) for t in timings)}
 
@@ -115,18 +121,19 @@ def main() -> int:
                 reference = reference or texts
                 same = _same_lines(reference, texts)
                 rate = statistics.median(r["pages"] / r["seconds"] * 60 for r in runs)
-                batch = _flag(args, "--batch") or ("8" if "gpu" in args else "1")
-                rows.append(f"| {job} | {label} | {rate:.1f} | {len(runs)} | {batch} | "
+                rows.append(f"| {job} | {label} | {rate:.1f} | {len(runs)} | {_in_flight(args)} | "
                             f"{statistics.median(r['submissions'] for r in runs):.1f} | "
                             f"{statistics.median(r['downloaded'] for r in runs) / 1e3:.1f} | "
+                            f"{statistics.median(r['net_calls'] for r in runs):.1f} | "
+                            f"{statistics.median(r['ipc'] for r in runs) / 1e3:.0f} | "
                             f"{first:.2f} | {startup_text} | {after_load} | {same} |")
                 print(rows[-1], file=sys.stderr, flush=True)
                 stage_rows.append(f"| {job} | {label} | " + " | ".join(
                     f"{statistics.median(r['stages'][k] for r in runs) * 1e3:.0f}" for k in STAGES) + " |")
-    print("| job | configuration | pages/min (median) | runs | pages per call | submissions/page |"
-          " kB downloaded/page | s to first record | startup s | first record after load s |"
-          " lines = first config |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| job | configuration | pages/min (median) | runs | pages in flight | submissions/page |"
+          " kB downloaded/page | net round trips/page | kB between processes/page | s to first record |"
+          " startup s | first record after load s | lines = first config |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     print("\n".join(rows))
     print("\nPer page, ms (means over the pages of a run; medians over runs). recognise = the"
           " worker's whole engine call, which for a batch covers all its pages:\n")
@@ -136,6 +143,20 @@ def main() -> int:
     if opts.json:
         opts.json.write_text(json.dumps(raw, indent=1), encoding="utf-8")
     return 0
+
+
+def _in_flight(args: str) -> str:
+    """Pages in flight: feeders x pages per call with a GPU owner, else workers x pages per call
+    (each worker also holds a second group ready: executors.py's depth)."""
+    from runner.device_owner import default_feeders
+    from runner.devices import DEFAULT_FEEDER_BATCH, DEFAULT_GPU_BATCH
+
+    gpu = "gpu" in (_flag(args, "--device") or "cpu")
+    feeders = _flag(args, "--feeders")
+    owner = gpu and feeders != "0" and "rec_batch=off" not in args
+    batch = _flag(args, "--batch") or str(DEFAULT_FEEDER_BATCH if owner else DEFAULT_GPU_BATCH if gpu else 1)
+    processes = (feeders or str(default_feeders(1))) if owner else (_flag(args, "--workers") or "1")
+    return f"{processes} x {batch}" + (" (owner)" if owner else "")
 
 
 def _flag(args: str, name: str) -> str | None:

@@ -17,7 +17,7 @@ from outputs.model import PageResult
 # a lone page's: tests/test_hunyuan_batch.py); ppocr's batched recognition (the same text as
 # one crop at a time, tests/test_ppocr_batch.py).
 RESULT_NEUTRAL_OPTIONS = frozenset({"low_memory", "fused_decoder", "host_attention", "batch_pages",
-                                    "kv_cache_mb", "rec_batch", "rec_strip_steps"})
+                                    "kv_cache_mb", "rec_batch", "rec_strip_steps", "gpu_streams"})
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,9 @@ class EngineOptions:
     model_dir: Path | None = None  # user-supplied model folder (with manifest.json)
     model: str | None = None  # a shipped model by name (ppocr: ppocr-v5-mobile, ppocr-v6-tiny); None: default
     extra: tuple[tuple[str, str], ...] = ()  # engine-specific settings, e.g. (("max_new_tokens", "2048"),)
+    # Address of a device owner process that holds the nets (ppocr on a GPU: model_cache/ppocr/
+    # service.py); the engine then runs only its CPU steps here. Never changes results.
+    service: str | None = None
 
     def get(self, key: str, default: str | None = None) -> str | None:
         return dict(self.extra).get(key, default)
@@ -34,6 +37,11 @@ class EngineOptions:
 
 class EngineError(Exception):
     """An engine could not be created (missing or altered model files, bad device)."""
+
+
+class DeviceLost(Exception):
+    """The process holding the engine's nets went away mid-request: this process must restart
+    (its pages in flight are retried as a crashed worker's are)."""
 
 
 @runtime_checkable

@@ -82,6 +82,9 @@ def run(
     workers: int = typer.Option(1, "--workers", min=1, help="Worker processes (or Ray actors)."),
     batch: Optional[int] = typer.Option(None, "--batch", min=1,
                                         help="Pages per engine call (default: 8 on a GPU, 1 on a CPU)."),
+    feeders: Optional[int] = typer.Option(None, "--feeders", min=0,
+                                          help="GPU: CPU worker processes per GPU owner process "
+                                               "(default: from the cores; 0: no owner)."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="auto or HOST:PORT"),
     gpus_per_worker: float = typer.Option(0.0, "--gpus-per-worker", help="Ray: GPUs per actor."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress display or summary."),
@@ -97,7 +100,7 @@ def run(
             max_pixels=max_pixels,
             expand=ExpandOptions(recursive=recursive, include=tuple(include), exclude=tuple(exclude)),
             executor=executor, workers=workers, page_timeout=page_timeout, ray_address=ray_address,
-            gpus_per_worker=gpus_per_worker, batch=batch)
+            gpus_per_worker=gpus_per_worker, batch=batch, feeders=feeders)
         if executor not in ("process", "inline", "ray"):
             raise UsageError("--executor must be process, inline or ray")
         summary = run_job(config, make_reporter(err_console, quiet), sys.stdout, sys.stdin)

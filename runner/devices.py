@@ -5,6 +5,9 @@ from __future__ import annotations
 from runner.errors import UsageError
 
 DEFAULT_GPU_BATCH = 8  # pages per engine call on a GPU (docs/benchmarks.md, "GPU throughput")
+# Pages per call of a worker feeding a device owner: the owner merges the recognition of
+# several feeders, so small groups keep the end of a job balanced.
+DEFAULT_FEEDER_BATCH = 2
 
 
 def expand_devices(spec: str) -> list[str]:

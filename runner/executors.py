@@ -10,7 +10,9 @@ With batch > 1, pages go to a worker in groups of `batch` (engines with ocr_many
 group in one go; each result still comes back, and is committed, on its own); a new worker's
 first groups are 1, 2, 4, ... pages, so the first record does not wait for a whole group. A group that
 crashes its worker is retried one page at a time; a group's timeout is batch x --page-timeout.
-A worker may get its own engine options (configs[i]): one worker per GPU, each owning its device.
+A worker may get its own engine options (configs[i]): one worker per GPU, each owning its device;
+or, with `owners` (runner/device_owner.py), one device owner process per GPU holds the nets and
+the workers feed it, each doing the CPU steps of its pages. Workers start in parallel.
 
 The driver (runner/job.py) owns the store: executors never touch it. They pull tasks lazily from
 the iterator they are given (so in-flight work stays bounded) and stop pulling once `stop` is set.
@@ -27,12 +29,18 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
-from typing import Iterator, Protocol
+from typing import TYPE_CHECKING, Iterator, Protocol
 
 from jobs.store import PageTask
 from outputs.model import ErrorCode, PageError, PageResult
+from model_cache.engine import DeviceLost
 from runner.errors import EngineUnavailable
 from runner.worker import FatalWorkerError, PageWorker, Rendered, WorkerConfig
+
+DEVICE_LOST_EXIT = 75  # a worker whose device owner went away mid-request (runner/device_owner.py)
+
+if TYPE_CHECKING:
+    from runner.device_owner import DeviceOwners
 
 MAX_CRASHES_PER_PAGE = 2
 
@@ -108,34 +116,63 @@ class _Slot:
 
 class ProcessExecutor:
     def __init__(self, config: WorkerConfig, workers: int = 1, page_timeout: float | None = None,
-                 depth: int = 2, batch: int = 1, configs: list[WorkerConfig] | None = None):
+                 depth: int = 2, batch: int = 1, configs: list[WorkerConfig] | None = None,
+                 owners: DeviceOwners | None = None):
+        """`owners`: device owner processes the workers (configs) feed; started and watched here."""
         self.config = config
         self.configs = configs or [config]
         self.workers = max(1, workers, len(self.configs))
         self.page_timeout = page_timeout
         self.depth = max(1, depth)
         self.batch = max(1, batch)
+        self.owners = owners
         self._context = multiprocessing.get_context("spawn")
 
-    def _start_slot(self, config: WorkerConfig | None = None) -> _Slot:
-        config = config or self.config
+    def _spawn(self, config: WorkerConfig) -> _Slot:
         parent, child = self._context.Pipe(duplex=True)
         process = self._context.Process(target=_child_main, args=(child, config), daemon=True,
                                         name="pagerunner-worker")
         process.start()
         child.close()
-        try:
-            kind, payload = parent.recv()
-        except (EOFError, OSError):
-            process.join(5)
-            raise EngineUnavailable(f"worker process died while starting (exit code {process.exitcode})")
-        if kind == "fatal":
-            process.join(5)
-            raise EngineUnavailable(payload)
         return _Slot(process, parent, config)
 
+    @staticmethod
+    def _await_ready(slot: _Slot) -> _Slot:
+        try:
+            kind, payload = slot.conn.recv()
+        except (EOFError, OSError):
+            slot.process.join(5)
+            raise EngineUnavailable(f"worker process died while starting (exit code {slot.process.exitcode})")
+        if kind == "fatal":
+            slot.process.join(5)
+            raise EngineUnavailable(payload)
+        return slot
+
+    def _start_slot(self, config: WorkerConfig | None = None) -> _Slot:
+        return self._await_ready(self._spawn(config or self.config))
+
     def run(self, tasks: Iterator[PageTask], stop: threading.Event) -> Iterator[PageResult]:
-        slots = [self._start_slot(self.configs[i % len(self.configs)]) for i in range(self.workers)]
+        if self.owners is None:
+            yield from self._run(tasks, stop)
+            return
+        self.owners.start()
+        try:
+            yield from self._run(tasks, stop)
+        finally:
+            self.owners.stop()
+
+    def _run(self, tasks: Iterator[PageTask], stop: threading.Event) -> Iterator[PageResult]:
+        # Every worker starts at once (imports and model loading overlap), then each is awaited.
+        slots = [self._spawn(self.configs[i % len(self.configs)]) for i in range(self.workers)]
+        try:
+            if self.owners is not None:
+                self.owners.wait_ready()
+            for slot in slots:
+                self._await_ready(slot)
+        except BaseException:
+            for slot in slots:
+                self._stop_slot(slot)
+            raise
         retry: deque[PageTask] = deque()
         solo: set[tuple[str, int]] = set()  # pages of a group that crashed: sent alone from now on
         crashes: dict[tuple[str, int], int] = {}
@@ -149,7 +186,10 @@ class ProcessExecutor:
                 if not busy:
                     return
                 timeout = self._wait_timeout(busy)
-                ready = wait([s.conn for s in busy] + [s.process.sentinel for s in busy], timeout)
+                owners = self.owners.sentinels() if self.owners is not None else []
+                ready = wait([s.conn for s in busy] + [s.process.sentinel for s in busy] + owners, timeout)
+                if any(sentinel in ready for sentinel in owners):
+                    self.owners.revive()  # type: ignore[union-attr]  # its feeders die and are retried
                 for index, slot in enumerate(slots):
                     if not slot.in_flight:
                         continue
@@ -169,8 +209,7 @@ class ProcessExecutor:
                             raise EngineUnavailable(payload)
                     died = slot.conn in ready or slot.process.sentinel in ready or not slot.process.is_alive()
                     if died:  # the pipe closed or the process ended without a result
-                        failed = self._on_crash(slot, retry, crashes, solo, "worker process died "
-                                                f"(exit code {slot.process.exitcode})")
+                        failed = self._on_crash(slot, retry, crashes, solo, _death(slot.process.exitcode))
                         slots[index] = self._restart(slot)
                         if failed is not None:
                             yield failed
@@ -253,6 +292,8 @@ class ProcessExecutor:
 
     def _restart(self, slot: _Slot) -> _Slot:
         self._stop_slot(slot)
+        if self.owners is not None:
+            self.owners.revive()  # a feeder starts only once its owner serves
         return self._start_slot(slot.config)
 
     def _retire(self, slot: _Slot) -> _Slot:
@@ -271,6 +312,12 @@ class ProcessExecutor:
             slot.process.kill()
             slot.process.join(5)
         slot.conn.close()
+
+
+def _death(exitcode: int | None) -> str:
+    if exitcode == DEVICE_LOST_EXIT:
+        return "the device owner process died during the page"
+    return f"worker process died (exit code {exitcode})"
 
 
 def _failed(task: PageTask, engine: str, code: ErrorCode, message: str) -> PageResult:
@@ -309,6 +356,8 @@ def _child_main(conn: Connection, config: WorkerConfig) -> None:
         except FatalWorkerError as exc:
             conn.send(("fatal", str(exc)))
             return
+        except DeviceLost:
+            os._exit(DEVICE_LOST_EXIT)  # the driver retries these pages once the owner is back
         try:
             for result in results:
                 conn.send(("result", result))

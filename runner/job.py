@@ -29,7 +29,8 @@ from outputs.jsonl import page_line
 from outputs.model import ErrorCode
 from outputs.paths import safe_relative_stem
 from runner.errors import EnvironmentFailure, ExitCode, UsageError
-from runner.devices import DEFAULT_GPU_BATCH, expand_devices
+from runner.device_owner import DeviceOwners, default_feeders
+from runner.devices import DEFAULT_FEEDER_BATCH, DEFAULT_GPU_BATCH, expand_devices
 from runner.executors import Executor, InlineExecutor, ProcessExecutor
 from runner.export import RESULTS_FILE, document_records, export_all, write_document
 from runner.lock import RunLock
@@ -64,6 +65,9 @@ class RunConfig:
     ray_address: str | None = None
     gpus_per_worker: float = 0.0
     batch: int | None = None  # pages per engine call; None: DEFAULT_GPU_BATCH on a GPU, else 1
+    # CPU worker processes per GPU device owner (ppocr on a GPU); None: from the host's cores;
+    # 0: no owner, one worker per GPU runs every step of its pages itself.
+    feeders: int | None = None
     from_store: bool = False  # resume the stored queue without expanding inputs (retry)
 
     def document_options(self) -> dict[str, Any]:
@@ -94,7 +98,15 @@ class RunConfig:
             return self.batch
         if self.engine == "hunyuan":  # as many pages in flight as the engine decodes together
             return _hunyuan_batch_pages(self.device, dict(self.engine_extra))
+        if self.uses_device_owners():
+            return DEFAULT_FEEDER_BATCH
         return 1 if self.device == "cpu" else DEFAULT_GPU_BATCH
+
+    def uses_device_owners(self) -> bool:
+        """ppocr on a GPU with batched recognition: one owner per GPU, fed by CPU workers."""
+        return (self.engine == "ppocr" and self.device != "cpu" and self.feeders != 0
+                and self.executor == "process"
+                and dict(self.engine_extra).get("rec_batch", "auto").lower() != "off")
 
     def validate(self) -> None:
         if self.engine not in ENGINE_NAMES and not is_plugin_name(self.engine):
@@ -108,6 +120,8 @@ class RunConfig:
         expand_devices(self.device)  # raises UsageError on a bad value
         if self.batch is not None and self.batch < 1:
             raise UsageError("--batch must be at least 1")
+        if self.feeders is not None and self.feeders < 0:
+            raise UsageError("--feeders must be 0 or more")
         if self.model is not None and self.engine != "ppocr":
             raise UsageError(f"--model chooses a ppocr model ({', '.join(BUNDLED_MODELS)}); "
                              f"for {self.engine} use --model-dir")
@@ -162,8 +176,20 @@ def make_executor(config: RunConfig) -> Executor:
 
         return RayExecutor(worker_config, workers=config.workers, address=config.ray_address,
                            gpus_per_worker=config.gpus_per_worker, page_timeout=config.page_timeout)
+    devices = expand_devices(config.device)
+    configs = [config.worker_config(device) for device in devices]
+    if config.uses_device_owners():
+        if config.feeders is not None:
+            feeders = config.feeders
+        elif config.workers > 1:  # --workers N: N feeder processes in all
+            feeders = max(1, config.workers // len(devices))
+        else:
+            feeders = default_feeders(len(devices))
+        owners = DeviceOwners(configs, feeders)
+        feeder_configs = owners.feeder_configs()
+        return ProcessExecutor(worker_config, workers=len(feeder_configs), page_timeout=config.page_timeout,
+                               batch=batch, configs=feeder_configs, owners=owners)
     # One worker per GPU, each owning its device (more only if --workers asks for more).
-    configs = [config.worker_config(device) for device in expand_devices(config.device)]
     return ProcessExecutor(worker_config, workers=config.workers, page_timeout=config.page_timeout,
                            batch=batch, configs=configs)
 

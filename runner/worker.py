@@ -14,7 +14,7 @@ from typing import Any
 
 from jobs.sources import DocumentSource, RenderedPage, RenderOptions, SourceError, open_source
 from jobs.store import PageTask
-from model_cache.engine import Engine, EngineError, EngineOptions
+from model_cache.engine import DeviceLost, Engine, EngineError, EngineOptions
 from model_cache.manifest import ModelVerificationError
 from model_cache.registry import TEXT_LAYER_ENGINE, create_engine
 from model_cache.textlayer import ENGINE_NAME as TEXTLAYER_NAME
@@ -113,7 +113,7 @@ class PageWorker:
         start = time.perf_counter()
         try:
             pages = ocr_many([rendered[i].page.image for i in batch])  # type: ignore[union-attr]
-        except FatalWorkerError:
+        except (FatalWorkerError, DeviceLost):
             raise
         except Exception:  # MemoryError included: one page at a time is also the smaller job
             return [self.recognise(r) for r in rendered]
@@ -134,7 +134,7 @@ class PageWorker:
         else:
             try:
                 result = self.engine().ocr(page.image)
-            except FatalWorkerError:
+            except (FatalWorkerError, DeviceLost):  # DeviceLost: the process restarts, the page is retried
                 raise
             except MemoryError:
                 return self._failed(task, ErrorCode.ENGINE_FAILED, "out of memory during recognition")

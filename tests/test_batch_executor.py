@@ -100,7 +100,7 @@ def test_device_lists():
 
 def test_one_worker_per_listed_gpu():
     from runner.job import make_executor
-    executor = make_executor(RunConfig([], Path("/nonexistent"), device="gpu:0,1"))
+    executor = make_executor(RunConfig([], Path("/nonexistent"), device="gpu:0,1", feeders=0))  # no owners
     devices = [c.engine_options.device for c in executor.configs]
     assert devices == ["gpu:0", "gpu:1"] and executor.workers == 2 and executor.batch == 8
 

@@ -12,7 +12,10 @@ next, then the values in brackets):
   rec_batch ("auto" | "on" | "off": line crops of all pages of an ocr_many call packed into
   strips, batch_rec.py; auto = on for a GPU, and on a CPU for a recogniser without attention:
   PP-OCRv5's SVTR neck measured slower in strips on 2 threads, PP-OCRv6 tiny 1.6x faster),
-  rec_strip_steps (time steps per strip: 512 on a CPU, 1024 on a GPU).
+  rec_strip_steps (time steps per strip: 512 on a CPU, 1024 on a GPU),
+  det_precision ("fp32" | "fp16": the detector's storage and arithmetic on a GPU; fp32 gives
+  the CPU's lines, fp16 moved 40 of 2144 dense lines by a character or two),
+  gpu_streams (2: concurrent net calls in a GPU device owner, service.py).
 """
 
 from __future__ import annotations
@@ -57,8 +60,11 @@ class PipelineParams:
     verify_spaces: bool = True  # drop recognised spaces that have no gap under them (spacing.py)
 
 
+DET_PRECISION = "fp32"  # on an H200 fp32 cost 1-5 % of throughput and made every line the CPU's
+
 OPTION_NAMES = ("det_limit_side", "det_thresh", "det_box_thresh", "det_unclip_ratio", "rec_min_score",
-                "rec_squeeze", "orientation", "cls_vote_lines", "rec_batch", "rec_strip_steps")
+                "rec_squeeze", "orientation", "cls_vote_lines", "rec_batch", "rec_strip_steps", "det_precision",
+                "gpu_streams")
 
 
 def params_from(options: EngineOptions, defaults: dict[str, Any] | None = None,
@@ -139,16 +145,29 @@ class PPOCREngine:
         self.name = self.models.name  # the record's `engine` field names the model
         self.params = params_from(options, self.models.defaults, self.models.rec.meta)
         gpu, index = parse_device(options.device)
+        self.dictionary = load_dictionary(self.models.dictionary)
+        if options.service:  # the nets live in a device owner process (service.py)
+            self._remote_nets(options.service)
+            return
         runtime = RuntimeOptions(threads=options.threads, gpu=gpu, device_index=index)
         # Direct convolutions: the detector's peak memory halves, and the recogniser's 48 px
         # high crops run as fast or faster (measured: 20.7 vs 19.3 kpx/s on 2 threads).
         direct = RuntimeOptions(runtime.threads, gpu, index, direct_conv=True)
-        self.det = NcnnNet(self.models.det, direct)
+        self.det = NcnnNet(self.models.det, RuntimeOptions(runtime.threads, gpu, index, direct_conv=True,
+                                                           fp16=_det_fp16(options)))
         self.cls = NcnnNet(self.models.cls, runtime)
-        self.dictionary = load_dictionary(self.models.dictionary)
         self.rec_logits = softmax_input(self.models.rec.param, self.models.rec.output)
         self.batch = self._strip_recognizer(options, direct)
         self.rec = self.batch.net if self.batch else NcnnNet(self.models.rec, direct)
+
+    def _remote_nets(self, address: str) -> None:
+        from model_cache.ppocr.remote import RemoteNet, RemoteStrips, ServiceClient
+
+        client = ServiceClient(address)
+        self.det, self.cls = RemoteNet(client, "det"), RemoteNet(client, "cls")
+        self.batch = RemoteStrips(client)
+        self.rec = self.batch.net
+        self.rec_logits = None
 
     def _strip_recognizer(self, options: EngineOptions, runtime: RuntimeOptions) -> StripRecognizer | None:
         mode = (options.get("rec_batch") or "auto").lower()
@@ -196,6 +215,7 @@ class PPOCREngine:
                 "submissions": sum(n.stats.submissions for n in nets),
                 "downloaded": sum(n.stats.downloaded for n in nets),
                 "uploaded": sum(n.stats.uploaded for n in nets),
+                "moved": sum(n.stats.moved for n in nets),
                 "rec_net_seconds": self.rec.stats.seconds}
 
     def _page_lines(self, rgbs: list[np.ndarray], timings: list[dict[str, float]]) -> list[PageLines]:
@@ -215,6 +235,9 @@ class PPOCREngine:
             t["submissions"] = (after["submissions"] - before["submissions"]) / len(pages)
             t["downloaded_bytes"] = (after["downloaded"] - before["downloaded"]) / len(pages)
             t["rec_net"] = (after["rec_net_seconds"] - before["rec_net_seconds"]) / len(pages)
+            t["net_calls"] = (after["calls"] - before["calls"]) / len(pages)
+            if after["moved"]:  # bytes to and from a device owner (counters, not seconds)
+                t["ipc_bytes"] = (after["moved"] - before["moved"]) / len(pages)
             out.append(PageLines([from_line(line) for line in page_lines], page.rgb.shape[1],
                                  page.rgb.shape[0], page.rotation))
         return out
@@ -296,9 +319,17 @@ class PPOCREngine:
             return [recognize(self.rec, crop, self.dictionary, self.params.rec, self.rec_logits)
                     for crop in crops]
         scores = self.batch.run(crops, self.params.rec)
-        if self.batch.graph.top1:
+        if self.batch.top1:
             return [ctc_decode_top1(s, self.dictionary) for s in scores]
         return [ctc_decode(s, self.dictionary, logits=True) for s in scores]
+
+
+def _det_fp16(options: EngineOptions) -> bool:
+    """det_precision: the detector's storage and arithmetic on a GPU (a CPU runs fp32 anyway)."""
+    precision = (options.get("det_precision") or DET_PRECISION).lower()
+    if precision not in ("fp16", "fp32"):
+        raise EngineError(f"ppocr option det_precision={precision!r}: use 'fp16' or 'fp32'")
+    return precision == "fp16"
 
 
 def create_engine(options: EngineOptions) -> PPOCREngine:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 
@@ -35,12 +36,13 @@ class NetStats:
     """Extract calls of one net. On a GPU each call is one submission, plus one per layer that
     falls back to the host; `downloaded` counts the output blobs only (not those round trips)."""
     calls: int = 0
-    submissions: int = 0
-    downloaded: int = 0  # bytes
-    uploaded: int = 0  # bytes of input blobs
+    submissions: float = 0  # a device owner's strips are shared out among the feeders' requests
+    downloaded: float = 0  # bytes
+    uploaded: float = 0  # bytes of input blobs
     seconds: float = 0.0  # inside extract calls
+    moved: int = 0  # bytes between processes (a net held by a device owner: remote.py)
 
-    def add(self, submissions: int, downloaded: int, uploaded: int, seconds: float) -> None:
+    def add(self, submissions: float, downloaded: float, uploaded: float, seconds: float) -> None:
         self.calls += 1
         self.seconds += seconds
         self.submissions += submissions
@@ -77,6 +79,7 @@ class NcnnNet:
         if loaded != 0 or self.net.load_model(str(files.bin)) != 0:
             raise EngineError(f"ncnn could not load {files.param.name}/{files.bin.name}")
         self.stats = NetStats()
+        self._calls = threading.local()  # this thread's last call (a device owner runs several)
         # Layers without a Vulkan kernel run on the host: their input is downloaded and their
         # output uploaded again, inside the same extract call (one more submission each).
         self.host_layers = [l.type for l in self.net.layers()
@@ -102,10 +105,17 @@ class NcnnNet:
             if ret != 0:
                 raise EngineError(f"ncnn extract failed ({ret}) in {self.files.param.name}")
             result = np.array(out, copy=True)
-        self.stats.add(1 + len(self.host_layers), result.nbytes,
-                       sum(np.asarray(m).nbytes for m in mats.values()), time.perf_counter() - start)
+        call = (1 + len(self.host_layers), result.nbytes, sum(np.asarray(m).nbytes for m in mats.values()),
+                time.perf_counter() - start)
+        self.stats.add(*call)
+        self._calls.last = call
         del arrays
         return result
+
+    def last_call(self) -> dict[str, float]:
+        """Submissions, bytes down- and uploaded and seconds of this thread's last run."""
+        call = getattr(self._calls, "last", (0, 0, 0, 0.0))
+        return dict(zip(("submissions", "downloaded", "uploaded", "seconds"), map(float, call)))
 
     def release(self) -> None:
         """Return pooled intermediate buffers to the system (call between pages)."""
