@@ -7,8 +7,8 @@ EngineOptions.extra keys (all optional):
   loop_guard (1/0), fused_decoder (0/1: one graph for all decoder layers; default on for gpu),
   host_attention (1/0, gpu only: decode attention on the CPU next to the KV cache),
   decoder_storage (int8 folders only: bf16 (default) or fp32 activations and KV cache),
-  kv_cache_dtype (fp32 (default) or bf16: the decoder's attention and KV caches in bf16 under
-    fp32/fp16 weights, half the cache traffic of a step; kv_dtype.py),
+  kv_cache_dtype (fp32 (default) or bf16, cpu only: the decoder's attention and KV caches in bf16,
+    every other layer as the folder says; half the cache bytes a step reads; kv_dtype.py),
   batch_pages (pages decoded together by ocr_many; default 32 on gpu, 8 on cpu, 1 with low_memory),
   kv_cache_mb (KV-cache budget of a batch; default half the memory available at load).
 `engine.on_token(token_id, seconds_since_page_decode_start)` is called for every generated token
