@@ -228,8 +228,9 @@ def _int8_storage(cfg: ModelConfig, options: EngineOptions) -> str | None:
 def _bf16_kv(cfg: ModelConfig, options: EngineOptions, storage: str | None, gpu: bool) -> bool:
     """kv_cache_dtype=bf16, where it changes something: not where the decoder already stores
     everything in bf16 (bf16 folders and int8's default on the CPU). CPU only: in a Vulkan net
-    with host attention, bf16 storage gave NaN logits on lavapipe (the prefill's caches came
-    back fp32), so a GPU run refuses it rather than decode garbage."""
+    with host attention, bf16 storage gave NaN logits on lavapipe (ncnn's uploads between host
+    and GPU layers follow the net's option, not the layer's featmask), so a GPU run refuses it
+    rather than decode garbage."""
     wanted = _choice(options, "kv_cache_dtype", "fp32", KV_DTYPES) == "bf16"
     if wanted and gpu:
         raise EngineError("hunyuan option kv_cache_dtype=bf16 is for --device cpu (ncnn's bf16 "
