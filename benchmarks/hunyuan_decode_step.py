@@ -8,15 +8,19 @@ take decode steps in turn, alternating the order. The OpenMP wait policy is per 
 (OMP_WAIT_POLICY; model_cache.hunyuan sets PASSIVE unless given): compare policies by running
 this twice.
 
-    python benchmarks/hunyuan_decode_step.py [--configs fp32:2,bf16:2,int8:2,int8/fp32:2]
-        [--context 1438] [--steps 16] [--fused] [--batch 8]
+    python benchmarks/hunyuan_decode_step.py [--configs fp32:2,bf16:2,int8:2,int8/fp32:2,fp32+kvbf16:2]
+        [--context 1438] [--steps 16] [--fused] [--batch 1,8]
 
---batch N: per configuration, also N pages (each its own prefill of a random prompt) stepping
-together through the batch graph (model_cache/hunyuan/batch_decoder.py, LM head on N rows),
-interleaved with the one-page steps; reports per-step ms and aggregate tok/s against one page.
+--batch N[,M...]: per configuration, also N pages (each its own prefill of a random prompt)
+stepping together through the batch graph (model_cache/hunyuan/batch_decoder.py, LM head on N
+rows), interleaved with the one-page steps; reports per-step ms and aggregate tok/s against one
+page. "graph ms" is the time inside the decoder graph(s) of a step (for the one-page path the
+24 layer graphs and the Python between them), "host ms" what the step spends outside them and
+the LM head (embedding, RoPE tables, masks, inputs and extracts).
 
-A config is dtype[/decoder storage]:threads; int8 runs with bf16 activations and KV cache (the
-engine's default) unless written int8/fp32.
+A config is dtype[/decoder storage][+kvbf16]:threads; int8 runs with bf16 activations and KV
+cache (the engine's default) unless written int8/fp32; +kvbf16 keeps the attention and its KV
+caches in bf16 under the folder's weights (engine option kv_cache_dtype=bf16).
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.hunyuan_speed import DEFAULT_CACHE  # noqa: E402
 
 
-def build(folder: Path, threads: int, fused: bool, storage: str | None = None):
+def build(folder: Path, threads: int, fused: bool, storage: str | None = None, bf16_kv: bool = False):
     from model_cache.hunyuan.decoder import Decoder
     from model_cache.hunyuan.graphs import GraphStore, NetSettings
     from model_cache.hunyuan.model_config import ModelConfig
@@ -42,7 +46,7 @@ def build(folder: Path, threads: int, fused: bool, storage: str | None = None):
 
     cfg = ModelConfig.from_meta(Manifest.load(folder).meta)
     graphs = GraphStore(folder, NetSettings(threads=threads, dtype=cfg.dtype))
-    decoder = Decoder(folder, cfg, graphs, cfg.rope_variant, fused=fused, storage=storage)
+    decoder = Decoder(folder, cfg, graphs, cfg.rope_variant, fused=fused, storage=storage, bf16_kv=bf16_kv)
     graphs.preload(decoder.graph_names())
     return decoder
 
@@ -50,13 +54,14 @@ def build(folder: Path, threads: int, fused: bool, storage: str | None = None):
 class BatchStep:
     """N prefilled pages stepping together, with Decoder.step's interface for the timing loop."""
 
-    def __init__(self, decoder, pages: int, rng, context: int, storage: str | None):
+    def __init__(self, decoder, pages: int, rng, context: int, storage: str | None, bf16_kv: bool = False):
         import numpy as np
 
         from model_cache.hunyuan.batch_decoder import BatchDecoder
 
         self.decoder, self.pages, self.rng = decoder, pages, rng
-        self.batch = BatchDecoder(decoder.graphs.folder, decoder.cfg, decoder.graphs, pages, storage=storage)
+        self.batch = BatchDecoder(decoder.graphs.folder, decoder.cfg, decoder.graphs, pages, storage=storage,
+                                  bf16_kv=bf16_kv)
         decoder.graphs.preload(self.batch.graph_names())
         axes = len(decoder.cfg.mrope_section)
         saved = (decoder.cache.keys, decoder.cache.values, decoder.cache.length, decoder.delta)
@@ -89,7 +94,7 @@ def main() -> int:
     parser.add_argument("--context", type=int, default=1438)
     parser.add_argument("--steps", type=int, default=16)
     parser.add_argument("--fused", action="store_true", help="one graph for all layers (the Vulkan layout)")
-    parser.add_argument("--batch", type=int, default=0, help="also N pages per step through the batch graph")
+    parser.add_argument("--batch", default="", help="also N[,M...] pages per step through the batch graph")
     args = parser.parse_args()
 
     import numpy as np
@@ -98,41 +103,47 @@ def main() -> int:
     runs = []
     for spec in args.configs.split(","):
         dtype, threads = spec.split(":")
+        dtype, kv_flag, _ = dtype.partition("+kvbf16")
+        bf16_kv = bool(kv_flag)
         dtype, _, storage = dtype.partition("/")
         if dtype == "int8" and not storage:
             storage = "bf16"  # the engine's default for int8 folders
-        decoder = build(args.cache / f"ncnn-{dtype}", int(threads), args.fused, storage or None)
+        decoder = build(args.cache / f"ncnn-{dtype}", int(threads), args.fused, storage or None, bf16_kv)
         embeds = decoder.embed(rng.randint(0, decoder.cfg.vocab - 1000, args.context))
         t0 = time.perf_counter()
         decoder.prefill(embeds, np.tile(np.arange(args.context), (len(decoder.cfg.mrope_section), 1)))
         print(f"{spec}: prefill {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
-        label = f"{dtype}/{storage}" if storage else dtype
-        runs.append((f"ncnn {label}, {threads} thr", decoder, [], [], []))
-        if args.batch > 0:
-            runs.append((f"ncnn {label}, {threads} thr, {args.batch} pages",
-                         BatchStep(decoder, args.batch, rng, args.context, storage or None), [], [], []))
+        label = (f"{dtype}/{storage}" if storage else dtype) + (", kv bf16" if bf16_kv else "")
+        runs.append((f"ncnn {label}, {threads} thr", decoder, [], [], [], []))
+        for pages in (int(n) for n in args.batch.split(",") if n):
+            runs.append((f"ncnn {label}, {threads} thr, batch of {pages}",
+                         BatchStep(decoder, pages, rng, args.context, storage or None, bf16_kv), [], [], [], []))
     for i in range(args.steps):
-        for _, decoder, steps, heads, cpu in runs if i % 2 == 0 else runs[::-1]:
+        for _, decoder, steps, heads, cpu, inner in runs if i % 2 == 0 else runs[::-1]:
             t0, c0 = time.perf_counter(), time.process_time()
             decoder.step(int(rng.randint(0, decoder.cfg.vocab - 1000)))
             steps.append(time.perf_counter() - t0)
             cpu.append(time.process_time() - c0)
             heads.append(decoder.step_split[1])
+            inner.append(decoder.step_split[0])
     print(f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset)')}, context {args.context}, "
           f"{args.steps} steps each (first dropped), {'fused graph' if args.fused else 'per-layer graphs'}")
     # CPU ms: all threads' CPU time per step; less moved by other processes than wall time
-    # tok/s counts every page's token (aggregate); "vs first" compares tok/s (batch rows: the
-    # aggregate against one page)
-    head = (f"{'config':30} {'step ms':>8} {'tok/s':>7} {'LM head ms':>11} {'tok/s vs first':>15} "
-            f"{'CPU ms':>7} {'CPU/token vs first':>19}")
+    # tok/s counts every page's token (aggregate); "vs one page" compares tok/s with the one-page
+    # path of the same configuration (batch rows: the aggregate against one page)
+    head = (f"{'config':40} {'step ms':>8} {'graph ms':>9} {'LM head ms':>11} {'host ms':>8} {'tok/s':>7} "
+            f"{'vs one page':>12} {'CPU ms':>7} {'CPU/token vs one page':>22}")
     print(head + "\n" + "-" * len(head))
-    base = statistics.median(runs[0][2][1:])
-    base_cpu = statistics.median(runs[0][4][1:])
-    for name, decoder, steps, heads, cpu in runs:
+    for name, decoder, steps, heads, cpu, inner in runs:
+        if not isinstance(decoder, BatchStep):
+            base, base_cpu = statistics.median(steps[1:]), statistics.median(cpu[1:])
         step, cpu_step = statistics.median(steps[1:]), statistics.median(cpu[1:])
+        graph, lm = statistics.median(inner[1:]), statistics.median(heads[1:])
+        host = statistics.median(s - g - h for s, g, h in zip(steps[1:], inner[1:], heads[1:]))
         pages = getattr(decoder, "pages", 1)
-        print(f"{name:30} {step * 1e3:8.0f} {pages / step:7.2f} {statistics.median(heads[1:]) * 1e3:11.1f} "
-              f"{pages * base / step:14.2f}x {cpu_step * 1e3:7.0f} {pages * base_cpu / cpu_step:18.2f}x")
+        print(f"{name:40} {step * 1e3:8.0f} {graph * 1e3:9.0f} {lm * 1e3:11.1f} {host * 1e3:8.1f} "
+              f"{pages / step:7.2f} {pages * base / step:11.2f}x {cpu_step * 1e3:7.0f} "
+              f"{pages * base_cpu / cpu_step:21.2f}x")
     sys.stdout.flush()
     os._exit(0)  # skip teardown: ncnn complains when allocators go before the nets' caches
 

@@ -189,13 +189,16 @@ def child_torch(checkpoint: Path, threads: int, device: str, dtype: str, tokens:
 _KEEP: list = []
 
 
-def child_ncnn_batches(model_dir: Path, threads: int, device: str, batches: list[int], tokens: int) -> dict:
+def child_ncnn_batches(model_dir: Path, threads: int, device: str, batches: list[int], tokens: int,
+                       single_threads: list[int] | None = None) -> dict:
     """Warm, side-by-side-comparable batch figures for the engine: one page's vision and prefill
     (run twice, the second timed), `tokens` steps of the one-page path, then for each batch size
     N, N prefilled copies of that page decode `tokens` steps together through the batch graph (a
     warm-up round of 4 steps first), choosing every token as the scheduler does (repetition
     penalty, greedy, per page). The prefilled pages are reused by the next batch size, whose
-    context is then up to 2 x (4 + tokens) longer."""
+    context is then up to 2 x (4 + tokens) longer. Every row also splits a step into the decoder
+    graph, the LM head and the rest (embedding, inputs, sampling: Python). single_threads: the
+    one-page path again with each of these thread counts (net.opt.num_threads, set after load)."""
     import numpy as np
 
     from model_cache.engine import EngineOptions
@@ -235,15 +238,31 @@ def child_ncnn_batches(model_dir: Path, threads: int, device: str, batches: list
             stream.push(first)
         return out
 
-    # one page through the engine's one-page path (Decoder.step), on the prefill just timed
-    single = streams(1)[0]
-    times = []
-    for _ in range(4 + tokens):
-        ts = time.perf_counter()
-        single.push(decoder.step(single.last))
-        times.append(time.perf_counter() - ts)
-    rows = {"single": {"step_s": statistics.median(times[4:]), "n": 1}}
-    cache.reset()
+    def one_page() -> dict:
+        """`tokens` steps of the engine's one-page path (Decoder.step) on a fresh prefill."""
+        decoder.prefill(inputs.embeds, inputs.positions)
+        single = streams(1)[0]
+        times, splits = [], []
+        for _ in range(4 + tokens):
+            ts = time.perf_counter()
+            single.push(decoder.step(single.last))
+            times.append(time.perf_counter() - ts)
+            splits.append(decoder.step_split)
+        cache.reset()
+        graph_s = statistics.median(s[0] for s in splits[4:])
+        head_s = statistics.median(s[1] for s in splits[4:])
+        step_s = statistics.median(times[4:])
+        return {"step_s": step_s, "n": 1, "graph_ms": graph_s * 1e3, "head_ms": head_s * 1e3,
+                "rest_ms": (step_s - graph_s - head_s) * 1e3}
+
+    rows = {"single": one_page()}
+    for count in single_threads or []:
+        for net in engine.graphs._nets.values():
+            net.opt.num_threads = count
+        rows[f"single, {count} threads"] = one_page()
+        print(f"ncnn one page, {count} threads: {rows[f'single, {count} threads']}", file=sys.stderr, flush=True)
+    for net in engine.graphs._nets.values():
+        net.opt.num_threads = threads
     for n in batches:
         batch = BatchDecoder(model_dir, cfg, engine.graphs, n, host_attention=engine.gpu, storage=engine.storage)
         engine.graphs.preload(batch.graph_names())
@@ -254,14 +273,19 @@ def child_ncnn_batches(model_dir: Path, threads: int, device: str, batches: list
                 slots[j].token = stream.last
                 batch.state[j] = slots[j]
             ts = time.perf_counter()
+            graph_s = head_s = 0.0
             for _ in range(steps):
                 hidden = batch.step(decoder.embed)
+                th = time.perf_counter()
                 logits = decoder.logits_rows(np.stack([hidden[j] for j in range(n)]))
+                graph_s, head_s = graph_s + batch.step_s, head_s + time.perf_counter() - th
                 for j, stream in enumerate(pages):
                     stream.push(logits[j])
                     batch.state[j].token = stream.last
             elapsed = time.perf_counter() - ts
-        rows[str(n)] = {"step_s": elapsed / tokens, "n": n, "context": slots[0].length}
+        rows[str(n)] = {"step_s": elapsed / tokens, "n": n, "context": slots[0].length,
+                        "graph_ms": graph_s / tokens * 1e3, "head_ms": head_s / tokens * 1e3,
+                        "rest_ms": (elapsed - graph_s - head_s) / tokens * 1e3}
         batch.state = [None] * n
         print(f"ncnn batch {n}: {elapsed / tokens * 1e3:.1f} ms/step", file=sys.stderr, flush=True)
     _KEEP.append((engine, pool))  # alive until os._exit: ncnn aborts when its allocators go first
@@ -329,8 +353,8 @@ def child_torch_batches(template: Path, device: str, dtype: str, batches: list[i
 def print_batch_table(results: list[dict], page_tokens: int = 800) -> None:
     """Per batch size: TTFT (first token of every page of the batch), per-page and aggregate
     decode tok/s, pages/hour for `page_tokens`-token pages, peak memory."""
-    head = (f"{'engine':34} {'batch':>5} {'TTFT s':>8} {'page tok/s':>11} {'all tok/s':>10} "
-            f"{'pages/hour':>11} {'peak MB':>9}")
+    head = (f"{'engine':44} {'batch':>5} {'TTFT s':>8} {'page tok/s':>11} {'all tok/s':>10} "
+            f"{'pages/hour':>11} {'peak MB':>9} {'step ms: graph/head/rest':>25}")
     print(head + "\n" + "-" * len(head))
     for res in results:
         if "error" in res:
@@ -344,8 +368,10 @@ def print_batch_table(results: list[dict], page_tokens: int = 800) -> None:
                 ttft = row["ttft_s"]
             pages_hour = 3600.0 * n / (ttft + (page_tokens - 1) * step)
             peak = row.get("gpu_peak_mb") or res["peak_rss_mb"]
-            label = res["label"] + (" one-page path" if key == "single" else "")
-            print(f"{label:34} {n:5d} {ttft:8.2f} {1 / step:11.1f} {n / step:10.1f} {pages_hour:11.0f} {peak:9.0f}")
+            label = res["label"] + (" one-page path" + key[6:] if key.startswith("single") else "")
+            split = "/".join(f"{row[k]:.1f}" for k in ("graph_ms", "head_ms", "rest_ms")) if "graph_ms" in row else ""
+            print(f"{label:44} {n:5d} {ttft:8.2f} {1 / step:11.1f} {n / step:10.1f} {pages_hour:11.0f} {peak:9.0f} "
+                  f"{split:>25}")
 
 
 def _sync(torch, device: str) -> float:
@@ -396,7 +422,8 @@ def batch_main(args) -> int:
     else:
         dirs = prepare(args.cache, [d for d in args.dtypes.split(",") if d], log=lambda m: print(m, file=sys.stderr))
     for dtype, folder in dirs.items():
-        res = run_child(["--child", "ncnn-batch", "--model-dir", str(folder), "--device", args.device, *common])
+        res = run_child(["--child", "ncnn-batch", "--model-dir", str(folder), "--device", args.device, *common,
+                         "--single-threads", args.single_threads])
         res["label"] = f"ncnn {dtype} ({args.device})"
         results.append(res)
     if args.torch_device != "none":
@@ -435,6 +462,8 @@ def main() -> int:
     parser.add_argument("--template", type=Path,
                         help="with --batches: write the ncnn folder from this converted folder's graph "
                              "texts with random weights (benchmarks/hunyuan_random_folder.py) instead of converting")
+    parser.add_argument("--single-threads", default="",
+                        help="with --batches: the ncnn one-page path again at these thread counts, e.g. 4,8")
     parser.add_argument("--size", default="full", choices=("full", "tiny"), help="tiny: smoke test of this script")
     parser.add_argument("--unfused-tokens", type=int, default=0,
                         help="also time the per-layer decoder graphs (default on cpu; the naive loop on gpu)")
@@ -446,7 +475,8 @@ def main() -> int:
         return 0
     batches = [int(b) for b in args.batches.split(",") if b]
     if args.child == "ncnn-batch":
-        print(json.dumps(child_ncnn_batches(args.model_dir, args.threads, args.device, batches, args.tokens)))
+        single = [int(t) for t in args.single_threads.split(",") if t]
+        print(json.dumps(child_ncnn_batches(args.model_dir, args.threads, args.device, batches, args.tokens, single)))
         sys.stdout.flush()
         os._exit(0)  # skip teardown: ncnn complains when allocators go before the cloned caches
     if args.child == "torch-batch":

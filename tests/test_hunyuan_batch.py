@@ -62,11 +62,40 @@ def test_batch_graph_gives_every_slot_its_own_attention():
     assert sdpa[4][4:13] == ["L1_b_q1", "L1_b_k1", "L1_b_v1", "mask_1_1", "cache_k1_1", "cache_v1_1",
                              "L1_b_o1", "out_cache_k1_1", "out_cache_v1_1"]
     assert all(s[-1] == "31=16" and "7=1" in s for s in sdpa)  # on the host, with the cache
+    masks = [line.split() for line in body if line.startswith("Split") and "split_mask_" in line]
+    assert len(masks) == 3 and all(m[-1] == "31=16" for m in masks)  # masks never visit the GPU
     produced = [b for line in body for b in line.split()[4 + int(line.split()[2]):][:int(line.split()[3])]]
     assert len(produced) == len(set(produced)) == int(lines[1].split()[1])
     consumed = {b for line in body for b in line.split()[4:4 + int(line.split()[2])]}
     assert consumed <= set(produced)
     assert "out0" in produced and "L0_out0" in consumed
+
+
+def test_one_page_graph_keeps_the_mask_on_the_host_with_host_attention():
+    from model_cache.hunyuan.fuse import fused_param
+
+    def mask_split(host: bool) -> list[str]:
+        return next(line.split() for line in fused_param([LAYER, LAYER], host).splitlines()
+                    if line.startswith("Split") and " in1 " in line)
+
+    assert mask_split(True)[-1] == "31=16"
+    assert mask_split(False)[-1] != "31=16"
+
+
+def test_bf16_attention_opts_every_other_layer_out_of_bf16():
+    from model_cache.hunyuan.kv_dtype import NO_BF16, bf16_attention
+
+    text = batch_param([LAYER, LAYER], slots=2, heads=4, kv_heads=2, host_attention=True)
+    masked = bf16_attention(text).splitlines()
+    assert masked[:2] == text.splitlines()[:2]
+    for before, after in zip(text.splitlines()[2:], masked[2:]):
+        kind = before.split()[0]
+        if kind in ("Input", "SDPA"):
+            assert after == before  # SDPA takes bf16: its q/k/v are cast on entry, its caches bf16
+        elif "31=16" in before:
+            assert after == before.replace("31=16", f"31={16 | NO_BF16}")  # host-only kept
+        else:
+            assert after == f"{before} 31={NO_BF16}"
 
 
 def test_lm_head_takes_any_number_of_rows():
@@ -165,6 +194,45 @@ def test_batched_tokens_equal_alone_cpu(model_dir: Path, variant: str):
         assert run.generation.tokens == alone[index].tokens, f"page {index} differs from its lone decode"
         assert run.generation.stop == alone[index].stop
     assert max(run.result.timings["batch_mean"] for _, run in finished) > 2.0
+
+
+@pytest.mark.slow
+def test_bf16_kv_caches_batched_tokens_equal_alone_cpu(model_dir: Path):
+    """kv_cache_dtype=bf16: the caches are bf16 (half the bytes), the logits stay close to the
+    fp32 caches' and batching still changes no token."""
+    image = random_image(*PAGES[0])
+    runs = {}
+    for dtype in ("fp32", "bf16"):
+        engine = _engine(model_dir, kv_cache_dtype=dtype, batch_pages="1", max_new_tokens="4")
+        runs[dtype] = engine.run_page(image).generation.first_logits
+        assert engine.decoder.cache.keys[0].elemsize == (2 if dtype == "bf16" else 4)
+        assert engine.kv_bytes_per_token() == engine.cfg.layers * 2 * engine.cfg.kv_heads * engine.cfg.head_dim \
+            * engine.decoder.cache.keys[0].elemsize
+        engine.close()
+    error = float(np.abs(runs["bf16"] - runs["fp32"]).max())
+    assert 0.0 < error < 0.1 * float(runs["fp32"].std())
+    alone, finished = _alone_and_batched(model_dir, "cpu", "1.5", slots=3, pages=PAGES[:4], stops=STOPS[:4],
+                                         kv_cache_dtype="bf16")
+    assert len({len(g.tokens) for g in alone}) >= 3
+    for index, run in finished:
+        assert run.generation.tokens == alone[index].tokens, f"page {index} differs from its lone decode"
+        assert run.generation.stop == alone[index].stop
+
+
+def test_bf16_kv_caches_are_refused_on_vulkan(tmp_path):
+    from types import SimpleNamespace
+
+    from model_cache.engine import EngineError
+    from model_cache.hunyuan.engine import _bf16_kv
+
+    options = EngineOptions(device="gpu", model_dir=tmp_path, extra=(("kv_cache_dtype", "bf16"),))
+    cfg = SimpleNamespace(dtype="fp16")  # the folder's dtype is all _bf16_kv reads of the config
+    with pytest.raises(EngineError, match="kv_cache_dtype=bf16"):
+        _bf16_kv(cfg, options, None, gpu=True)
+    cfg.dtype = "bf16"  # the CPU already keeps a bf16 folder's caches in bf16: nothing to change
+    assert not _bf16_kv(cfg, replace(options, device="cpu"), None, gpu=False)
+    cfg.dtype = "fp32"
+    assert _bf16_kv(cfg, replace(options, device="cpu"), None, gpu=False)
 
 
 @pytest.mark.slow

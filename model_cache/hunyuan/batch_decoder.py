@@ -17,6 +17,7 @@ import numpy as np
 from model_cache.hunyuan.batch_graph import ROW_INPUTS, batch_param, slot_cache_names, slot_mask
 from model_cache.hunyuan.decoder import Decoder
 from model_cache.hunyuan.graphs import GraphStore, to_mat, to_numpy
+from model_cache.hunyuan.kv_dtype import bf16_attention
 from model_cache.hunyuan.model_config import ModelConfig
 from model_cache.hunyuan.rope import Rope
 
@@ -40,6 +41,7 @@ class BatchDecoder:
     slots: int
     host_attention: bool = False
     storage: str | None = None
+    bf16_kv: bool = False  # attention and its caches in bf16 (kv_dtype.py), as the Decoder's
     state: list[Slot | None] = field(init=False)
     step_s: float = field(init=False, default=0.0)
 
@@ -49,9 +51,11 @@ class BatchDecoder:
         bins = [self.folder / f"dec_{i}.bin" for i in range(cfg.layers)]
         text = batch_param(params, self.slots, cfg.heads, cfg.kv_heads, self.host_attention)
         self.name = f"{BATCH}{self.slots}"
-        self.graphs.register_fused(self.name, text, bins)
-        if self.storage is not None:
-            self.graphs.set_settings(self.name, replace(self.graphs.settings, dtype=self.storage))
+        self.graphs.register_fused(self.name, bf16_attention(text) if self.bf16_kv else text, bins)
+        if self.storage is not None or self.bf16_kv:
+            settings = self.graphs.settings
+            self.graphs.set_settings(self.name, replace(settings, dtype=self.storage or settings.dtype,
+                                                        bf16_kv=self.bf16_kv))
         self.state = [None] * self.slots
         self._pad_row = np.zeros((1, cfg.hidden), dtype=np.float32)
         self._rope = Rope(cfg.head_dim, cfg.rope_base, cfg.mrope_section)

@@ -43,9 +43,12 @@ def batch_param(layer_params: list[str], slots: int, heads: int, kv_heads: int,
     # in a decode step every layer takes the same positions.
     body += [_line("Split", f"split_{name}", [name], [f"{name}_{i}" for i in range(count)])
              for name in ("in2", "in3")]
+    # With host attention the masks stay on the host: a mask split on the GPU is downloaded again
+    # by every page's SDPA, one submit-and-wait each (slots x layers per step; H200: ~1 ms each).
+    host_suffix = f" {HOST_ONLY}" if host_attention else ""
     for j in range(slots):
         body.append(_line("Split", f"split_mask_{j}", [slot_mask(j)],
-                          [f"{slot_mask(j)}_{i}" for i in range(count)]))
+                          [f"{slot_mask(j)}_{i}" for i in range(count)]) + host_suffix)
     for i, text in enumerate(layer_params):
         for line in _layer_lines(i, count, text):
             parts = line.split()

@@ -14,6 +14,7 @@ from model_cache.hunyuan.batch_graph import any_rows
 from model_cache.hunyuan.fuse import cache_names, fused_param
 from model_cache.hunyuan.graphs import GraphStore, to_mat, to_numpy
 from model_cache.hunyuan.kv_cache import KVCache
+from model_cache.hunyuan.kv_dtype import bf16_attention
 from model_cache.hunyuan.kvcache_param import CACHE_OUT
 from model_cache.hunyuan.model_config import ModelConfig
 from model_cache.hunyuan.rope import Rope
@@ -25,25 +26,34 @@ MASKED = -30000.0  # large enough to zero a softmax weight, small enough for fp1
 
 class Decoder:
     def __init__(self, folder: Path, cfg: ModelConfig, graphs: GraphStore, rope_variant: str,
-                 fused: bool = False, host_attention: bool = False, storage: str | None = None):
+                 fused: bool = False, host_attention: bool = False, storage: str | None = None,
+                 bf16_kv: bool = False):
         """storage: run the decoder graphs with this storage setting instead of the folder's dtype
         (int8 folders: "bf16" keeps activations and the KV cache in bf16; the block-quantized
-        Gemms compute in fp32 whatever it is)."""
+        Gemms compute in fp32 whatever it is). bf16_kv: attention and its KV caches in bf16,
+        every other layer as the folder says (kv_dtype.py)."""
         self.cfg = cfg
         self.fused = fused
         # With host attention the prefill's attention runs on the host too: caches made by
         # Vulkan SDPA come back packed for the GPU and host SDPA cannot continue them.
         self.graph = FUSED_STEP if host_attention else FUSED
+        layer_text = bf16_attention if bf16_kv else (lambda text: text)
+        params = [(folder / f"dec_{i}.param").read_text() for i in range(cfg.layers)]
+        bins = [folder / f"dec_{i}.bin" for i in range(cfg.layers)]
         if fused:
-            params = [(folder / f"dec_{i}.param").read_text() for i in range(cfg.layers)]
-            bins = [folder / f"dec_{i}.bin" for i in range(cfg.layers)]
-            graphs.register_fused(self.graph, fused_param(params, host_attention), bins)
+            graphs.register_fused(self.graph, layer_text(fused_param(params, host_attention)), bins)
+        elif bf16_kv:
+            for i, (text, path) in enumerate(zip(params, bins)):
+                graphs.register_fused(f"dec_{i}", layer_text(text), [path])
         graphs.register_fused("lm_head", any_rows((folder / "lm_head.param").read_text()),
                               [folder / "lm_head.bin"])
         self.graphs = graphs
-        if storage is not None:
-            for name in self.graph_names():
-                graphs.set_settings(name, replace(graphs.settings, dtype=storage))
+        if storage is not None or bf16_kv:
+            layers = replace(graphs.settings, dtype=storage or graphs.settings.dtype, bf16_kv=bf16_kv)
+            for name in self.graph_names()[:-1]:
+                graphs.set_settings(name, layers)
+            if storage is not None:
+                graphs.set_settings("lm_head", replace(graphs.settings, dtype=storage))
         self.rope_variant = rope_variant
         self.table = np.load(folder / "embed_tokens.npy", mmap_mode="r")
         self.rope = Rope(cfg.head_dim, cfg.rope_base, cfg.mrope_section)

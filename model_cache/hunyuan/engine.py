@@ -7,6 +7,8 @@ EngineOptions.extra keys (all optional):
   loop_guard (1/0), fused_decoder (0/1: one graph for all decoder layers; default on for gpu),
   host_attention (1/0, gpu only: decode attention on the CPU next to the KV cache),
   decoder_storage (int8 folders only: bf16 (default) or fp32 activations and KV cache),
+  kv_cache_dtype (fp32 (default) or bf16, cpu only: the decoder's attention and KV caches in bf16,
+    every other layer as the folder says; half the cache bytes a step reads; kv_dtype.py),
   batch_pages (pages decoded together by ocr_many; default 32 on gpu, 8 on cpu, 1 with low_memory),
   kv_cache_mb (KV-cache budget of a batch; default half the memory available at load).
 `engine.on_token(token_id, seconds_since_page_decode_start)` is called for every generated token
@@ -29,6 +31,7 @@ from model_cache.hunyuan.blank import is_blank
 from model_cache.hunyuan.decoder import Decoder
 from model_cache.hunyuan.generate import Generation, GenerationSettings, TokenCallback, generate
 from model_cache.hunyuan.graphs import GraphStore, NetSettings
+from model_cache.hunyuan.kv_dtype import DTYPES as KV_DTYPES
 from model_cache.hunyuan.loop_guard import LoopGuard
 from model_cache.hunyuan.model_config import MANIFEST_ENGINE, ModelConfig
 from model_cache.hunyuan.preprocess import image_to_patches
@@ -85,8 +88,9 @@ class HunyuanEngine:
         # (ncnn's Python API has no GPU-resident Mat); prefill attention stays on the GPU.
         host_attention = fused and options.device == "gpu" and _flag(options, "host_attention", True)
         self.storage = _int8_storage(cfg, options)
+        self.bf16_kv = _bf16_kv(cfg, options, self.storage, self.gpu)
         self.decoder = Decoder(folder, cfg, self.graphs, self.rope_variant, fused=fused,
-                               host_attention=host_attention, storage=self.storage)
+                               host_attention=host_attention, storage=self.storage, bf16_kv=self.bf16_kv)
         default_batch = 1 if self.low_memory else DEFAULT_BATCH_PAGES.get(options.device, 8)
         self.batch_pages = max(1, int(_float(options, "batch_pages", default_batch)))
         self.kv_budget = int(_float(options, "kv_cache_mb", _available_bytes() / 2 / 2**20) * 2**20)
@@ -128,14 +132,14 @@ class HunyuanEngine:
             from model_cache.hunyuan.batch_decoder import BatchDecoder
 
             self._batch = BatchDecoder(self.folder, self.cfg, self.graphs, self.batch_pages,
-                                       host_attention=self.gpu, storage=self.storage)
+                                       host_attention=self.gpu, storage=self.storage, bf16_kv=self.bf16_kv)
             self.graphs.preload(self._batch.graph_names())
         return self._batch
 
     def kv_bytes_per_token(self) -> int:
         """K and V of every layer for one token, as the caches store them."""
         cfg = self.cfg
-        low = (self.storage or cfg.dtype) == "bf16" and not self.gpu
+        low = self.bf16_kv or ((self.storage or cfg.dtype) == "bf16" and not self.gpu)
         return cfg.layers * 2 * cfg.kv_heads * cfg.head_dim * (2 if low else 4)
 
     def blank_run(self, image: Image.Image) -> PageRun | None:
@@ -219,6 +223,19 @@ def _int8_storage(cfg: ModelConfig, options: EngineOptions) -> str | None:
     if cfg.dtype != "int8":
         return None
     return _choice(options, "decoder_storage", "bf16", ("bf16", "fp32"))
+
+
+def _bf16_kv(cfg: ModelConfig, options: EngineOptions, storage: str | None, gpu: bool) -> bool:
+    """kv_cache_dtype=bf16, where it changes something: not where the decoder already stores
+    everything in bf16 (bf16 folders and int8's default on the CPU). CPU only: in a Vulkan net
+    with host attention, bf16 storage gave NaN logits on lavapipe (ncnn's uploads between host
+    and GPU layers follow the net's option, not the layer's featmask), so a GPU run refuses it
+    rather than decode garbage."""
+    wanted = _choice(options, "kv_cache_dtype", "fp32", KV_DTYPES) == "bf16"
+    if wanted and gpu:
+        raise EngineError("hunyuan option kv_cache_dtype=bf16 is for --device cpu (ncnn's bf16 "
+                          "attention is the x86 one; on Vulkan it gave NaN logits)")
+    return wanted and (storage or cfg.dtype) != "bf16"
 
 
 def _flag(options: EngineOptions, key: str, default: bool) -> bool:

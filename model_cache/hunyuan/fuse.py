@@ -40,7 +40,9 @@ def fused_param(layer_params: list[str], host_attention: bool = False) -> str:
     for name in SHARED_INPUTS:
         targets = count if name == "in1" else count - 1
         if targets > 0:
-            body.append(_line("Split", f"split_{name}", [name], [f"{name}_{i}" for i in range(targets)]))
+            split = _line("Split", f"split_{name}", [name], [f"{name}_{i}" for i in range(targets)])
+            # the mask feeds only SDPA: with attention on the host it need not visit the GPU
+            body.append(f"{split} {HOST_ONLY}" if host_attention and name == "in1" else split)
     for i, text in enumerate(layer_params):
         lines = _layer_lines(i, count, text)
         if host_attention:

@@ -26,6 +26,7 @@ class NetSettings:
     gpu: bool = False
     dtype: str = "fp32"  # storage precision of the converted weights (int8: fp32 but for the
     # block-quantized Gemms, which carry their own format and ignore these options)
+    bf16_kv: bool = False  # bf16 storage on, for a graph whose layers but SDPA opt out (kv_dtype.py)
 
 
 def to_mat(array: np.ndarray) -> ncnn.Mat:
@@ -146,5 +147,5 @@ def _configure(opt: ncnn.Option, settings: NetSettings) -> None:
     # fp16 arithmetic only where weights are already stored in 16 bits and on Vulkan, where it
     # is the fast path; x86 would gain nothing and lose precision.
     opt.use_fp16_arithmetic = settings.gpu and low in ("fp16", "bf16")
-    opt.use_bf16_storage = low == "bf16" and not settings.gpu
+    opt.use_bf16_storage = (low == "bf16" and not settings.gpu) or settings.bf16_kv
     opt.use_bf16_packed = opt.use_bf16_storage
