@@ -60,7 +60,7 @@ def merged_regions(items: list[Item], gutter: float, h: float) -> list[Region]:
     """Strips joined while they keep a common gutter (or while neither has one). A strip with
     text on one side only joins a gutter region only if it follows closely: after a gap it
     is more likely a full-width section's heading than the rest of one column."""
-    lo, hi = min(it.x0 for it in items), max(it.x1 for it in items)
+    lo, hi = min(it.gx0 for it in items), max(it.gx1 for it in items)
     regions: list[Region] = []
     bands_of: list[list[tuple[float, float]]] = []
     for strip in horizontal_strips(items):
@@ -145,8 +145,8 @@ def ordered_blocks(items: list[Item], params: LayoutParams, h: float) -> list[Gr
 def _column_split(region: Region, params: LayoutParams) -> tuple[list[Item], list[Item]] | None:
     for lo, hi in region.gutters:  # leftmost gutter first; the right part recurses
         cut = (lo + hi) / 2
-        left = [it for it in region.items if it.x1 <= cut]
-        right = [it for it in region.items if it.x0 >= cut]
+        left = [it for it in region.items if it.gx1 <= cut]
+        right = [it for it in region.items if it.gx0 >= cut]
         if left and right and (_narrow_gutter(left, right, hi - lo, params)
                                or not is_row_structured(left, right, params)):
             return left, right
@@ -174,12 +174,12 @@ def _narrow_gutter(left: list[Item], right: list[Item], gutter: float, params: L
 def _next_column(items: list[Item], params: LayoutParams, last: bool) -> list[Item]:
     """The items of the column nearest a gutter: the side's last (or first) column."""
     h = median_height(items)
-    bands = interior(free_bands(items, min(i.x0 for i in items), max(i.x1 for i in items),
+    bands = interior(free_bands(items, min(i.gx0 for i in items), max(i.gx1 for i in items),
                                 params.gutter * h), items)
     if not bands:
         return items
     if last:
         edge = bands[-1][1]
-        return [it for it in items if it.x0 >= edge]
+        return [it for it in items if it.gx0 >= edge]
     edge = bands[0][0]
-    return [it for it in items if it.x1 <= edge]
+    return [it for it in items if it.gx1 <= edge]

@@ -18,6 +18,7 @@ from dataclasses import replace
 
 from model_cache.layout.geometry import (Group, Item, LayoutParams, join_leaders, join_row, make_item,
                                          median_height, page_skew, rows_of)
+from model_cache.layout.crossing import split_crossing
 from model_cache.layout.kinds import assign_kinds
 from model_cache.layout.lines import LayoutLine
 from model_cache.layout.margin_notes import note_groups, split_margin_notes, weave_notes
@@ -56,7 +57,8 @@ def _groups(lines: list[LayoutLine], width: float, height: float, figures: list[
             params: LayoutParams) -> list[Group]:
     indexed = [(i, line) for i, line in enumerate(lines) if _has_text(line)]
     skew = page_skew([line for _, line in indexed])
-    items = join_leaders([make_item(line, skew, (i,)) for i, line in indexed], params)
+    items = [make_item(line, skew, (i,)) for i, line in indexed]
+    items = join_leaders(split_crossing(items, params, skew) if items else [], params)
     if not items:
         return []
     h = median_height(items)
