@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,7 +13,7 @@ from model_cache.layout.lines import LEADER_TEXT, OCR, LayoutLine
 
 @dataclass(frozen=True)
 class LayoutParams:
-    gutter: float = 0.6  # minimum column gutter, in median line heights (0.25 in at 10 pt is ~1.3)
+    gutter: float = 0.45  # minimum column gutter between inks, in median line heights (0.25 in at 10 pt is ~1.3)
     row_overlap: float = 0.5  # y-overlap (share of the smaller height) for two boxes to share a row
     aligned_share: float = 0.7  # rows-not-columns: share of short-side items with a partner
     short_item: float = 8.0  # rows-not-columns: median width of the short side, in line heights
@@ -215,13 +216,29 @@ def join_leaders(items: list[Item], params: LayoutParams) -> list[Item]:
         it = out[k]
         if it.line.leader:
             right = [o for o in out if o is not it and o.x0 >= it.x1 - 0.5 * it.h and same_row(it, o, params)]
-            if right:
-                target = min(right, key=lambda o: o.x0)
+            target = min(right, key=lambda o: o.x0) if right else None
+            if target is not None and not _starts_column(target, out, params):
                 out.remove(target)
                 out[k] = _joined(it, target)
                 continue  # the joined item may lead on to the next (a leader after the number)
         k += 1
     return out
+
+
+_PAGE_REFERENCE = re.compile(r"^[\dIVXLCivxlc,;.\s–-]+$")
+
+
+def _starts_column(target: Item, items: list[Item], params: LayoutParams) -> bool:
+    """Is `target` the start of a line of the next column rather than the end of its row? A
+    leader's dots may run up to a number the detector missed (small, coloured), and the next
+    box on the row is then in the next column: its left edge is one that several lines on other
+    rows share (a column's left-aligned edge). Page numbers, aligned or not, are ends of rows."""
+    if _PAGE_REFERENCE.match(target.line.output_text.strip()):
+        return False
+    tol = 0.5 * target.h
+    aligned = [o for o in items if o is not target and abs(o.gx0 - target.gx0) <= tol
+               and not same_row(o, target, params) and not _PAGE_REFERENCE.match(o.line.output_text.strip())]
+    return len(aligned) >= params.column_rows - 1
 
 
 def _joined(a: Item, b: Item) -> Item:
