@@ -13,7 +13,8 @@ from model_cache.layout.lines import LEADER_TEXT, OCR, LayoutLine
 
 @dataclass(frozen=True)
 class LayoutParams:
-    gutter: float = 0.45  # minimum column gutter between inks, in median line heights (0.25 in at 10 pt is ~1.3)
+    gutter: float = 0.6  # minimum column gutter, in median line heights (0.25 in at 10 pt is ~1.3)
+    ocr_gutter: float = 0.45  # the same between OCR lines' inks (their boxes' padding taken off)
     row_overlap: float = 0.5  # y-overlap (share of the smaller height) for two boxes to share a row
     aligned_share: float = 0.7  # rows-not-columns: share of short-side items with a partner
     short_item: float = 8.0  # rows-not-columns: median width of the short side, in line heights

@@ -62,6 +62,8 @@ def _groups(lines: list[LayoutLine], width: float, height: float, figures: list[
     if not items:
         return []
     h = median_height(items)
+    if sum(it.ink is not None for it in items) > len(items) / 2:
+        params = replace(params, gutter=params.ocr_gutter)  # gutters measured between inks
     figure_groups, items = _take_figures(items, figures, params)
     notes, body = split_margin_notes(items, params, h, height)
     groups = ordered_blocks(body, params, h) if body else []
