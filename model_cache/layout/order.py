@@ -133,6 +133,11 @@ def ordered_blocks(items: list[Item], params: LayoutParams, h: float) -> list[Gr
         return []
     blocks: list[Group] = []
     for region in merged_regions(items, params.gutter * h, h):
+        pieces = table_rows(region, params, h)
+        if pieces is not None:
+            for piece in pieces:
+                blocks.extend(ordered_blocks(piece, params, h))
+            continue
         split = _column_split(region, params)
         if split is None:
             blocks.extend(leaf_blocks(region.items, params))
@@ -140,6 +145,33 @@ def ordered_blocks(items: list[Item], params: LayoutParams, h: float) -> list[Gr
             blocks.extend(ordered_blocks(split[0], params, h))
             blocks.extend(ordered_blocks(split[1], params, h))
     return blocks
+
+
+def table_rows(region: Region, params: LayoutParams, h: float) -> list[list[Item]] | None:
+    """The rows of a table whose cells run to several lines, or None. Blank bands across the
+    whole region (wider than a paragraph gap) cut it into pieces; when at least three pieces
+    hold lines on both sides of the same gutter, the gutter parts table cells, not columns of
+    text (two columns of running text rarely break at the same height, and never row after
+    row, every few lines): the region is read piece by piece, each piece's cells left to right."""
+    if not region.gutters:
+        return None
+    pieces: list[list[Item]] = []
+    bottom = None
+    for strip in horizontal_strips(region.items):
+        top = min(it.y0 for it in strip)
+        if pieces and bottom is not None and top - bottom <= params.para_gap * h:
+            pieces[-1].extend(strip)
+        else:
+            pieces.append(list(strip))
+        bottom = max(it.y1 for it in strip) if bottom is None else max(bottom, max(it.y1 for it in strip))
+    if len(pieces) < params.table_pieces or any(len(rows_of(piece, params)) > params.cell_rows for piece in pieces):
+        return None  # a piece as deep as a column's paragraph is no table row
+    for lo, hi in region.gutters:
+        cut = (lo + hi) / 2
+        both = sum(1 for piece in pieces if any(it.gx1 <= cut for it in piece) and any(it.gx0 >= cut for it in piece))
+        if both >= params.table_pieces and both >= len(pieces) - 1:
+            return pieces
+    return None
 
 
 def _column_split(region: Region, params: LayoutParams) -> tuple[list[Item], list[Item]] | None:
