@@ -73,6 +73,23 @@ def ocr_text(engine, corpus: Path, record: dict, copy: str) -> str:
         return engine.ocr(image).text
 
 
+def is_recorded(engine, path: Path) -> bool:
+    """Are this page image's recognised lines in the PAGERUNNER_LAYOUT_LINES folder (for the
+    engine's settings)? Then a run replays them instead of recognising the page."""
+    import os
+
+    from PIL import Image
+
+    from model_cache.layout.replay import ENV, page_key
+    from model_cache.ppocr.engine import to_rgb
+    folder = os.environ.get(ENV)
+    if not folder:
+        raise SystemExit(f"--recorded needs {ENV} set")
+    with Image.open(path) as image:
+        key = page_key(to_rgb(image), repr(engine.params))
+    return (Path(folder) / f"{key}.json").is_file()
+
+
 def textlayer_texts(corpus: Path, record: dict) -> tuple[str, str]:
     """(the text layer in content order, as the ground truth has it; the stage's geometric
     order of the same lines)."""
@@ -212,6 +229,9 @@ def main() -> int:
     parser.add_argument("--pages", type=Path, help="only the page ids listed in this file (first "
                         "column; e.g. an earlier --verbose output, to rescore the same pages)")
     parser.add_argument("--verbose", action="store_true", help="print every page's score")
+    parser.add_argument("--recorded", action="store_true", help="with --lines ocr: only the pages "
+                        "whose lines PAGERUNNER_LAYOUT_LINES already holds (replay only, never OCR)")
+    parser.add_argument("--dump", type=Path, help="write each page's text into this folder")
     args = parser.parse_args()
     records = limited(page_records(args.corpus, args.half, args.manifest), args.limit)
     if args.pages:
@@ -225,6 +245,8 @@ def main() -> int:
     scores = []
     references: dict[str, str] = {}
     start = time.perf_counter()
+    if args.recorded:
+        records = [r for r in records if engine is not None and is_recorded(engine, args.corpus / r[args.copy])]
     for record in records:
         if engine is not None:
             reference = (args.corpus / record["gt"]).read_text(encoding="utf-8")
@@ -234,6 +256,9 @@ def main() -> int:
         else:
             reference, text = textlayer_texts(args.corpus, record)
         references[record["id"]] = reference
+        if args.dump:
+            args.dump.mkdir(parents=True, exist_ok=True)
+            (args.dump / f"{record['id']}.txt").write_text(text, encoding="utf-8")
         page_cer, f1 = score(reference, text)
         scores.append(PageScore(record["id"], record["category"], page_cer, f1))
         if args.verbose:
