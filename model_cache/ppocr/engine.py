@@ -173,6 +173,7 @@ class PPOCREngine:
         self.rec_logits = None
 
     def _strip_recognizer(self, options: EngineOptions, runtime: RuntimeOptions) -> StripRecognizer | None:
+        rec_fp16 = _fp16(options, "rec_precision", REC_PRECISION)  # checked on a CPU too
         mode = (options.get("rec_batch") or "auto").lower()
         if mode not in ("auto", "on", "off"):
             raise EngineError(f"ppocr option rec_batch={mode!r}: use 'auto', 'on' or 'off'")
@@ -181,7 +182,7 @@ class PPOCREngine:
         # On a GPU the graph ends in the top-1 tail (its fp16 form gives the index in two parts).
         top1 = runtime.gpu
         rec_runtime = RuntimeOptions(runtime.threads, runtime.gpu, runtime.device_index,
-                                     fp16=not top1 or _fp16(options, "rec_precision", REC_PRECISION),
+                                     fp16=not top1 or rec_fp16,
                                      direct_conv=True)
         steps = options.get("rec_strip_steps") or ("1024" if runtime.gpu else str(BatchParams.max_steps))
         if not steps.isdigit() or int(steps) < 1:
