@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shlex
 import statistics
 import subprocess
@@ -54,11 +55,15 @@ def cycled_pdf(kit: Path, names: list[str], pages: int, out: Path) -> Path:
 
 
 def run_once(pdf: Path, args: list[str]) -> dict:
+    env = dict(os.environ)
+    while args and re.fullmatch(r"[A-Z][A-Z0-9_]*=.*", args[0]):  # leading NAME=VALUE: environment
+        name, _, value = args[0].partition("=")
+        env[name], args = value, args[1:]
     with tempfile.TemporaryDirectory() as out:
         cmd = [sys.executable, "-m", "runner", "run", str(pdf), "-o", out, "--jsonl", "-", "-q",
                "--text-layer", "ignore", *args]  # OCR every page: the job's pages are born-digital
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         first, records = None, []
         assert proc.stdout is not None
         for line in proc.stdout:
@@ -85,7 +90,8 @@ def run_once(pdf: Path, args: list[str]) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--job", action="append", choices=sorted(JOBS))
-    parser.add_argument("--config", action="append", required=True, help="LABEL=CLI ARGS")
+    parser.add_argument("--config", action="append", required=True,
+                        help="LABEL=CLI ARGS, optionally led by NAME=VALUE environment settings")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--kit", type=Path, default=KIT)
     parser.add_argument("--budget", type=float, default=0, help="stop starting runs after this many s")

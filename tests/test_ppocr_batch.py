@@ -8,8 +8,9 @@ import pytest
 from PIL import Image
 
 from model_cache.ppocr.assets import load_model_set
-from model_cache.ppocr.batch_graph import Unbatchable, build
-from model_cache.ppocr.batch_rec import ALIGN, BatchParams, StripRecognizer, WidthMap, plan_strips, probe
+from model_cache.ppocr.batch_graph import INDEX_RADIX, Unbatchable, build
+from model_cache.ppocr.batch_rec import (ALIGN, BatchParams, StripRecognizer, WidthMap, joined_index, plan_strips,
+                                         probe)
 from model_cache.ppocr.detection import detect
 from model_cache.ppocr.engine import to_rgb
 from model_cache.ppocr.recognition import (RecParams, ctc_decode, ctc_decode_top1, load_dictionary,
@@ -93,6 +94,27 @@ def test_top1_tail_equals_decoding_the_logits(ppocr_engine, eval_dir):  # noqa: 
         np.testing.assert_allclose(a.char_probs, b.char_probs, atol=1e-4)
 
 
+def test_split_index_tail_equals_the_fp32_tail(eval_dir):
+    """The fp16 form of the top-1 tail (class index as index // 128 and index % 128) gives, run
+    in fp32 on the CPU, exactly the probabilities and indices of the one-index tail."""
+    models = load_model_set()
+    crops = [c for c in line_crops(eval_dir / "lines", 6)]
+    one = StripRecognizer(models.rec, CPU, BatchParams(), top1=True)
+    split = StripRecognizer(models.rec, CPU, BatchParams(), top1=True, split_index=True)
+    assert one.graph.ramp_low is None and split.graph.ramp_low is not None
+    a, b = one.run(crops, REC), split.run(crops, REC)
+    assert max(int(x[1].max()) for x in a) > INDEX_RADIX  # indices that need both parts
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x[1], y[1])
+        np.testing.assert_allclose(x[0], y[0], rtol=1e-6)
+
+
+def test_joined_index():
+    parts = np.array([[0.5, 0.9, 1.0], [0, 143, 1], [7, 81, 0]], np.float32)
+    expected = np.array([[0.5, 0.9, 1.0], [7, 143 * 128 + 81, 128]], np.float32)
+    np.testing.assert_array_equal(joined_index(parts), expected)
+
+
 def test_strip_plan():
     steps = WidthMap(base=(8, 8, 8, 8, 8, 9, 9, 9), per_align=1, axis=0)  # PP-OCRv5: ~w / 8
     widths = [64, 900, 70, 3000, 65, 64, 100]
@@ -136,4 +158,15 @@ def test_gpu_strips_with_the_top1_tail_match_the_cpu(eval_dir):
         pytest.skip("ncnn sees no Vulkan device")
     crops = line_crops(eval_dir / "lines", 4)
     gpu = in_strips(crops, BatchParams(), RuntimeOptions(threads=2, gpu=True, fp16=False), top1=True)
+    assert [r.text for r in gpu] == [r.text for r in one_at_a_time(crops)]
+
+
+@pytest.mark.gpu
+def test_gpu_strips_in_fp16_read_what_the_cpu_reads(eval_dir):
+    """rec_precision=fp16: the net in fp16 storage and arithmetic, the index in two parts
+    (on lavapipe, 8/8 of the kit's first line images as the CPU reads them)."""
+    if not gpu_available():
+        pytest.skip("ncnn sees no Vulkan device")
+    crops = line_crops(eval_dir / "lines", 4)
+    gpu = in_strips(crops, BatchParams(), RuntimeOptions(threads=2, gpu=True, fp16=True), top1=True)
     assert [r.text for r in gpu] == [r.text for r in one_at_a_time(crops)]

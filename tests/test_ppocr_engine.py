@@ -46,6 +46,8 @@ def test_bad_options_are_refused():
         PPOCREngine(EngineOptions(extra=(("det_limit_side", "big"),)))
     with pytest.raises(EngineError, match="no option det_limit"):
         PPOCREngine(EngineOptions(extra=(("det_limit", "1280"),)))  # a typo is an error, not a no-op
+    with pytest.raises(EngineError, match="rec_precision"):  # a GPU setting, checked on a CPU too
+        PPOCREngine(EngineOptions(extra=(("rec_precision", "fp8"),)))
 
 
 def test_engine_is_created_through_the_registry():

@@ -68,7 +68,8 @@ class BatchGraph:
     pools: list[PoolSite] = field(default_factory=list)
     masks: list[ColumnMask] = field(default_factory=list)
     segment_inputs: tuple[str, str] | None = None  # (column ids, row ids) when attention is masked
-    ramp: str | None = None  # input: minus the class index, for the tail's arg-max
+    ramp: str | None = None  # input: minus the class index (or its high part), for the tail's arg-max
+    ramp_low: str | None = None  # with the fp16 tail: minus the index's low part (top1 is then 3 rows)
     classes: int = 0
 
 
@@ -232,6 +233,55 @@ def _top1_tail(b: _Builder, probs: str, classes: int) -> tuple[str, str]:
     return out, ramp
 
 
+INDEX_RADIX = 128  # the fp16 tail's class index in two parts: index // RADIX, index % RADIX
+_PENALTY = 1000.0  # > any index part; -1000 - 143 is exact in fp16 (integers to 2048 are)
+
+
+def _top1_tail_fp16(b: _Builder, probs: str, classes: int) -> tuple[str, str, str]:
+    """(3, steps) = [max probability; arg-max // INDEX_RADIX; arg-max % INDEX_RADIX]: every value
+    the tail computes is an integer below 2048 or a probability, so it is exact in fp16 (one
+    index up to 18385 is not). Ties go to the smallest index, as in the fp32 tail: first the
+    smallest quotient among the maxima, then the smallest remainder among those."""
+    high, low = "class_ramp_high", "class_ramp_low"  # (1, 1, classes): minus each index part
+    cube, copy_a, copy_b, copy_c = b.blob("probs3d"), b.blob("pa"), b.blob("pb"), b.blob("pc")
+    top, top3, gap, step, penal = (b.blob(s) for s in ("top", "top3", "gap", "ceil", "penal"))
+    out = "top1"
+    b.add("Input", [], [high], {})
+    b.add("Input", [], [low], {})
+    _reshape(b, probs, cube, classes, 1, -1)
+    b.add("Split", [cube], [copy_a, copy_b], {})
+    b.add("Pooling", [copy_a], [top], {"0": "0", "4": "1"})
+    b.add("Split", [top], [copy_c, top + "_keep"], {})
+    _reshape(b, copy_c, top3, 1, 1, -1)
+    b.add("BinaryOp", [top3, copy_b], [gap], {"0": "1"})  # max - p >= 0, 0 only at the max
+    b.add("UnaryOp", [gap], [step], {"0": "3"})  # ceil: 0 at the max, >= 1 elsewhere
+    b.add("BinaryOp", [step], [penal], {"0": "5", "1": "1", "2": "1.0"})  # 0 at the max, else 1
+    (score_q, neg_q), q_rows = _smallest_part(b, penal, high, "q")
+    # 0 where both the max and the smallest quotient, else >= 1: |score_q - its max|, capped at 1
+    neg_q3, diff, mag, penal_r = (b.blob(s) for s in ("negq3", "qdiff", "qmag", "rpenal"))
+    _reshape(b, neg_q, neg_q3, 1, 1, -1)
+    b.add("BinaryOp", [score_q, neg_q3], [diff], {"0": "1"})
+    b.add("UnaryOp", [diff], [mag], {"0": "0"})
+    b.add("BinaryOp", [mag], [penal_r], {"0": "5", "1": "1", "2": "1.0"})
+    _, r_rows = _smallest_part(b, penal_r, low, "r")
+    rows = [b.blob("toprow"), q_rows, r_rows]
+    _reshape(b, top + "_keep", rows[0], -1, 1)
+    b.add("Concat", rows, [out], {"0": "0"})
+    return out, high, low
+
+
+def _smallest_part(b: _Builder, penal: str, ramp: str, tag: str) -> tuple[tuple[str, str], str]:
+    """The smallest ramp part where penal is 0, per step: ((score, its max), the part as a row),
+    score = -PENALTY * penal - part (blobs read twice get their Split from _split_shared)."""
+    scaled, score, neg, part, row = (b.blob(f"{tag}{s}") for s in ("scaled", "score", "neg", "part", "row"))
+    b.add("BinaryOp", [penal], [scaled], {"0": "2", "1": "1", "2": f"{-_PENALTY:.1f}"})
+    b.add("BinaryOp", [scaled, ramp], [score], {"0": "0"})
+    b.add("Pooling", [score], [neg], {"0": "0", "4": "1"})  # max: minus the smallest part
+    b.add("BinaryOp", [neg], [part], {"0": "2", "1": "1", "2": "-1.0"})
+    _reshape(b, part, row, -1, 1)
+    return (score, neg), row
+
+
 def _mask_border(b: _Builder, conv: Layer, resolution: object, graph: BatchGraph,
                  masks: dict[object, str]) -> Layer:
     """Set the conv's input to its pad value outside the crops; returns the conv reading it."""
@@ -262,7 +312,7 @@ def _reads_border(layer: Layer, graph_input: str) -> bool:
 
 
 def build(param: Path, shapes: Shapes, top1: bool = False,
-          resolution_of: dict[str, object] | None = None) -> BatchGraph:
+          resolution_of: dict[str, object] | None = None, split_index: bool = False) -> BatchGraph:
     """The batch graph of the recogniser `param`; `shapes` (and `resolution_of`, an equality
     key of each blob's width as a function of the input width) come from batch_rec.probe()."""
     layers = read_layers(param)
@@ -311,7 +361,10 @@ def build(param: Path, shapes: Shapes, top1: bool = False,
         raise Unbatchable("a gate is never applied")
     if top1:
         graph.classes = shapes.of[graph.logits][-1]
-        graph.top1, graph.ramp = _top1_tail(b, softmax[0].outputs[0], graph.classes)
+        if split_index:  # a tail exact in fp16, so the net may run in fp16
+            graph.top1, graph.ramp, graph.ramp_low = _top1_tail_fp16(b, softmax[0].outputs[0], graph.classes)
+        else:
+            graph.top1, graph.ramp = _top1_tail(b, softmax[0].outputs[0], graph.classes)
     inputs = [layer for layer in b.out if layer.type == "Input"]
     body = _split_shared(inputs + [layer for layer in b.out if layer.type != "Input"])
     blobs = len({blob for layer in body for blob in layer.outputs})

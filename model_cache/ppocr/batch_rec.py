@@ -13,12 +13,14 @@ import numpy as np
 
 from model_cache.ncnn_graph import read_layers
 from model_cache.ppocr.assets import NetFiles
-from model_cache.ppocr.batch_graph import BatchGraph, Shapes, Unbatchable, build
+from model_cache.ppocr.batch_graph import INDEX_RADIX, BatchGraph, Shapes, Unbatchable, build
+from model_cache.ppocr.probe_cache import cached_probe
 from model_cache.ppocr.recognition import RecParams, pad_to_min_width
 from model_cache.ppocr.runtime import NcnnNet, RuntimeOptions
 
 PROBE_WIDTH = 64  # crops are at least RecParams.min_width wide
 ALIGN = 8  # crops start at multiples of this many pixels (the recogniser's horizontal stride)
+PROBE_WIDTHS = range(PROBE_WIDTH, PROBE_WIDTH + 2 * ALIGN)
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ def probe(files: NetFiles, blobs: list[str]) -> tuple[Shapes, dict[str, WidthMap
         raise Unbatchable(f"cannot load {files.param}")
     names = [blob for layer in read_layers(files.param) for blob in layer.outputs]
     runs = []
-    for width in range(PROBE_WIDTH, PROBE_WIDTH + 2 * ALIGN):
+    for width in PROBE_WIDTHS:
         with net.create_extractor() as ex:
             ex.input(files.input, ncnn.Mat(np.zeros((3, RecParams.height, width), np.float32)))
             shapes = {}
@@ -127,11 +129,19 @@ def prepare(crop: np.ndarray, rec: RecParams) -> np.ndarray:
     return normalized(pad_to_min_width(crop, rec))
 
 
+def joined_index(parts: np.ndarray) -> np.ndarray:
+    """The fp16 tail's (3, steps) [probability; index // RADIX; index % RADIX] as (2, steps)."""
+    high, low = np.rint(parts[1]), np.rint(parts[2])
+    return np.stack([parts[0].astype(np.float32), (high * INDEX_RADIX + low).astype(np.float32)])
+
+
 class StripRecognizer:
     """The recogniser's batch graph, loaded once; `run` returns per crop either its logits
     (steps, classes) or, with top1, its (2, steps) [probability; class index]."""
 
-    def __init__(self, files: NetFiles, options: RuntimeOptions, params: BatchParams, top1: bool):
+    def __init__(self, files: NetFiles, options: RuntimeOptions, params: BatchParams, top1: bool,
+                 split_index: bool | None = None):
+        """split_index: the fp16 form of the top-1 tail (default: with top1 on a GPU in fp16)."""
         self.params = params
         layers = read_layers(files.param)
         softmax_in = next(l for l in layers if l.type == "Softmax").inputs[0]
@@ -140,9 +150,12 @@ class StripRecognizer:
                    if l.type in ("Convolution", "ConvolutionDepthWise") and l.geti("1") > 1]
         pooled = [l.inputs[0] for l in layers if l.type in ("Pooling", "Reduction")]
         watched = sorted({softmax_in, *attention_in, *spatial, *pooled})
-        shapes, self.maps = probe(files, watched)
+        shapes, self.maps = cached_probe(files, watched, PROBE_WIDTHS, lambda: probe(files, watched))
         keys = {blob: (m.base, m.per_align) for blob, m in self.maps.items()}
-        self.graph: BatchGraph = build(files.param, shapes, top1, keys)
+        # In fp16 the top-1 tail gives the class index in two parts (each exact in fp16).
+        if split_index is None:
+            split_index = options.gpu and options.fp16
+        self.graph: BatchGraph = build(files.param, shapes, top1, keys, split_index=top1 and split_index)
         self.steps = self.maps[softmax_in]
         self.tokens = self.maps[attention_in[0]] if attention_in else None
         self.net = NcnnNet(files, options, param_text=self.graph.text)
@@ -190,9 +203,14 @@ class StripRecognizer:
             inputs[self.graph.segment_inputs[0]] = ids[:, None]
             inputs[self.graph.segment_inputs[1]] = ids[None, :]
         if self.graph.top1:
-            ramp = -np.arange(self.graph.classes, dtype=np.float32)
-            inputs[self.graph.ramp] = ramp.reshape(1, 1, -1)
-            out = self.net.run_inputs(inputs, self.graph.top1)
+            index = np.arange(self.graph.classes, dtype=np.float32)
+            if self.graph.ramp_low is None:
+                inputs[self.graph.ramp] = -index.reshape(1, 1, -1)
+                out = self.net.run_inputs(inputs, self.graph.top1)
+            else:
+                inputs[self.graph.ramp] = -(index // INDEX_RADIX).reshape(1, 1, -1)
+                inputs[self.graph.ramp_low] = -(index % INDEX_RADIX).reshape(1, 1, -1)
+                out = joined_index(self.net.run_inputs(inputs, self.graph.top1))
         else:
             out = self.net.run_inputs(inputs, self.graph.logits)
         return self._split(strip, out)

@@ -15,7 +15,9 @@ next, then the values in brackets):
   rec_strip_steps (time steps per strip: 512 on a CPU, 1024 on a GPU),
   det_precision ("fp32" | "fp16": the detector's storage and arithmetic on a GPU; fp32 gives
   the CPU's lines, fp16 moved 40 of 2144 dense lines by a character or two),
-  gpu_streams (2: concurrent net calls in a GPU device owner, service.py).
+  gpu_streams (2: concurrent net calls in a GPU device owner, service.py),
+  rec_precision ("fp32" | "fp16": the strip recogniser on a GPU; fp16 returns its class index
+  in two parts, each exact in fp16, batch_graph._top1_tail_fp16).
 """
 
 from __future__ import annotations
@@ -61,10 +63,11 @@ class PipelineParams:
 
 
 DET_PRECISION = "fp32"  # on an H200 fp32 cost 1-5 % of throughput and made every line the CPU's
+REC_PRECISION = "fp32"
 
 OPTION_NAMES = ("det_limit_side", "det_thresh", "det_box_thresh", "det_unclip_ratio", "rec_min_score",
                 "rec_squeeze", "orientation", "cls_vote_lines", "rec_batch", "rec_strip_steps", "det_precision",
-                "gpu_streams")
+                "gpu_streams", "rec_precision")
 
 
 def params_from(options: EngineOptions, defaults: dict[str, Any] | None = None,
@@ -170,15 +173,17 @@ class PPOCREngine:
         self.rec_logits = None
 
     def _strip_recognizer(self, options: EngineOptions, runtime: RuntimeOptions) -> StripRecognizer | None:
+        rec_fp16 = _fp16(options, "rec_precision", REC_PRECISION)  # checked on a CPU too
         mode = (options.get("rec_batch") or "auto").lower()
         if mode not in ("auto", "on", "off"):
             raise EngineError(f"ppocr option rec_batch={mode!r}: use 'auto', 'on' or 'off'")
         if mode == "off" or (mode == "auto" and not runtime.gpu and has_attention(self.models.rec.param)):
             return None
-        # On a GPU the graph ends in the top-1 tail, whose class indices need fp32.
+        # On a GPU the graph ends in the top-1 tail (its fp16 form gives the index in two parts).
         top1 = runtime.gpu
         rec_runtime = RuntimeOptions(runtime.threads, runtime.gpu, runtime.device_index,
-                                     fp16=not top1, direct_conv=True)
+                                     fp16=not top1 or rec_fp16,
+                                     direct_conv=True)
         steps = options.get("rec_strip_steps") or ("1024" if runtime.gpu else str(BatchParams.max_steps))
         if not steps.isdigit() or int(steps) < 1:
             raise EngineError(f"ppocr option rec_strip_steps={steps!r} is not a positive whole number")
@@ -326,9 +331,13 @@ class PPOCREngine:
 
 def _det_fp16(options: EngineOptions) -> bool:
     """det_precision: the detector's storage and arithmetic on a GPU (a CPU runs fp32 anyway)."""
-    precision = (options.get("det_precision") or DET_PRECISION).lower()
+    return _fp16(options, "det_precision", DET_PRECISION)
+
+
+def _fp16(options: EngineOptions, name: str, default: str) -> bool:
+    precision = (options.get(name) or default).lower()
     if precision not in ("fp16", "fp32"):
-        raise EngineError(f"ppocr option det_precision={precision!r}: use 'fp16' or 'fp32'")
+        raise EngineError(f"ppocr option {name}={precision!r}: use 'fp16' or 'fp32'")
     return precision == "fp16"
 
 
