@@ -39,3 +39,10 @@ def test_auto_uses_crop_threads_only_with_threads_to_share():
     assert engine("ppocr-v6-tiny", "auto", threads=1).crop_threads is None
     with pytest.raises(EngineError, match="rec_parallel"):
         engine("ppocr-v6-tiny", "sideways")
+
+
+def test_the_mmap_threshold_cap_takes_on_glibc():
+    import platform
+    from model_cache.ppocr.crop_threads import cap_mmap_threshold
+    if platform.libc_ver()[0] == "glibc":
+        assert cap_mmap_threshold()
