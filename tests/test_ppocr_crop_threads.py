@@ -34,9 +34,9 @@ def test_crop_threads_give_the_results_of_one_crop_at_a_time(model, eval_dir):
     assert crops_engine.rec.stats.calls == len(crops)
 
 
-def test_auto_uses_crop_threads_only_with_threads_to_share():
-    assert engine("ppocr-v6-tiny", "auto", threads=2).crop_threads is not None
-    assert engine("ppocr-v6-tiny", "auto", threads=1).crop_threads is None
+def test_auto_keeps_ncnn_threads_inside_layers():
+    assert engine("ppocr-v6-tiny", "auto", threads=2).crop_threads is None
+    assert engine("ppocr-v6-tiny", "crops", threads=1).crop_threads is not None
     with pytest.raises(EngineError, match="rec_parallel"):
         engine("ppocr-v6-tiny", "sideways")
 

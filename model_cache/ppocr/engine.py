@@ -15,7 +15,8 @@ next, then the values in brackets):
   rec_strip_steps (time steps per strip: 512 on a CPU, 1024 on a GPU),
   rec_parallel ("auto" | "crops" | "layers": on a CPU without strips, crops = one ncnn thread
   per line crop on `threads` Python threads (crop_threads.py), layers = ncnn's OpenMP inside
-  each layer; auto = crops when threads > 1).
+  each layer; auto = layers: on this shared 2-core machine neither won clearly, see
+  docs/benchmarks.md "CPU recogniser speed").
 """
 
 from __future__ import annotations
@@ -162,7 +163,7 @@ class PPOCREngine:
         mode = (options.get("rec_parallel") or "auto").lower()
         if mode not in ("auto", "crops", "layers"):
             raise EngineError(f"ppocr option rec_parallel={mode!r}: use 'auto', 'crops' or 'layers'")
-        if runtime.gpu or mode == "layers" or (mode == "auto" and runtime.threads < 2):
+        if runtime.gpu or mode in ("auto", "layers"):
             return None
         return CropThreads(self.models.rec, runtime, runtime.threads)
 
