@@ -10,14 +10,18 @@ next, then the values in brackets):
   rec_squeeze (1.0: horizontal scale of line crops; recognition time is linear in it),
   orientation ("auto" | "off"), cls_vote_lines (8),
   rec_batch ("auto" | "on" | "off": line crops of all pages of an ocr_many call packed into
-  strips, batch_rec.py; auto = on for a GPU, and on a CPU for a recogniser without attention:
-  PP-OCRv5's SVTR neck measured slower in strips on 2 threads, PP-OCRv6 tiny 1.6x faster),
+  strips, batch_rec.py; auto = on for a GPU, off on a CPU: on a quiet 2-core machine strips
+  were no faster for either model, and took more memory),
   rec_strip_steps (time steps per strip: 512 on a CPU, 1024 on a GPU),
   det_precision ("fp32" | "fp16": the detector's storage and arithmetic on a GPU; fp32 gives
   the CPU's lines, fp16 moved 40 of 2144 dense lines by a character or two),
   gpu_streams (2: concurrent net calls in a GPU device owner, service.py),
   rec_precision ("fp32" | "fp16": the strip recogniser on a GPU; fp16 returns its class index
-  in two parts, each exact in fp16, batch_graph._top1_tail_fp16).
+  in two parts, each exact in fp16, batch_graph._top1_tail_fp16),
+  rec_parallel ("auto" | "crops" | "layers": on a CPU without strips, crops = one ncnn thread
+  per line crop on `threads` Python threads (crop_threads.py), layers = ncnn's OpenMP inside
+  each layer; auto = layers: on this shared 2-core machine neither won clearly, see
+  docs/benchmarks.md "CPU recogniser speed").
 """
 
 from __future__ import annotations
@@ -42,9 +46,11 @@ from model_cache.ppocr.leaders import with_leaders
 from model_cache.ppocr.orientation import (OrientParams, rotate_boxes, rotate_image,
                                            upside_down, vertical_share)
 from model_cache.ppocr.batch_graph import Unbatchable
-from model_cache.ppocr.batch_rec import BatchParams, StripRecognizer, has_attention
-from model_cache.ppocr.recognition import (RecParams, RecResult, ctc_decode, ctc_decode_top1,
-                                           load_dictionary, recognize, rectify, softmax_input)
+from model_cache.ppocr.batch_rec import BatchParams, StripRecognizer
+from model_cache.ppocr.crop_threads import CropThreads
+from model_cache.ppocr.recognition import (RecParams, RecResult, crop_to_mat, ctc_decode,
+                                           ctc_decode_top1, load_dictionary, recognize, rectify,
+                                           softmax_input)
 from model_cache.ppocr.runtime import NcnnNet, RuntimeOptions
 from model_cache.ppocr.spacing import verify_spaces
 from model_cache.ppocr.words import recognised_line
@@ -67,7 +73,7 @@ REC_PRECISION = "fp32"
 
 OPTION_NAMES = ("det_limit_side", "det_thresh", "det_box_thresh", "det_unclip_ratio", "rec_min_score",
                 "rec_squeeze", "orientation", "cls_vote_lines", "rec_batch", "rec_strip_steps", "det_precision",
-                "gpu_streams", "rec_precision")
+                "gpu_streams", "rec_precision", "rec_parallel")
 
 
 def params_from(options: EngineOptions, defaults: dict[str, Any] | None = None,
@@ -161,7 +167,17 @@ class PPOCREngine:
         self.cls = NcnnNet(self.models.cls, runtime)
         self.rec_logits = softmax_input(self.models.rec.param, self.models.rec.output)
         self.batch = self._strip_recognizer(options, direct)
-        self.rec = self.batch.net if self.batch else NcnnNet(self.models.rec, direct)
+        self.crop_threads = None if self.batch else self._crop_threads(options, direct)
+        self.rec = (self.batch.net if self.batch else
+                    self.crop_threads.net if self.crop_threads else NcnnNet(self.models.rec, direct))
+
+    def _crop_threads(self, options: EngineOptions, runtime: RuntimeOptions) -> CropThreads | None:
+        mode = (options.get("rec_parallel") or "auto").lower()
+        if mode not in ("auto", "crops", "layers"):
+            raise EngineError(f"ppocr option rec_parallel={mode!r}: use 'auto', 'crops' or 'layers'")
+        if runtime.gpu or mode in ("auto", "layers"):
+            return None
+        return CropThreads(self.models.rec, runtime, runtime.threads)
 
     def _remote_nets(self, address: str) -> None:
         from model_cache.ppocr.remote import RemoteNet, RemoteStrips, ServiceClient
@@ -169,6 +185,7 @@ class PPOCREngine:
         client = ServiceClient(address)
         self.det, self.cls = RemoteNet(client, "det"), RemoteNet(client, "cls")
         self.batch = RemoteStrips(client)
+        self.crop_threads = None
         self.rec = self.batch.net
         self.rec_logits = None
 
@@ -177,7 +194,7 @@ class PPOCREngine:
         mode = (options.get("rec_batch") or "auto").lower()
         if mode not in ("auto", "on", "off"):
             raise EngineError(f"ppocr option rec_batch={mode!r}: use 'auto', 'on' or 'off'")
-        if mode == "off" or (mode == "auto" and not runtime.gpu and has_attention(self.models.rec.param)):
+        if mode == "off" or (mode == "auto" and not runtime.gpu):
             return None
         # On a GPU the graph ends in the top-1 tail (its fp16 form gives the index in two parts).
         top1 = runtime.gpu
@@ -320,6 +337,11 @@ class PPOCREngine:
     def _rec_many(self, crops: list[np.ndarray]) -> list[RecResult]:
         if not crops:
             return []
+        if self.crop_threads is not None:
+            return self.crop_threads.map(
+                crops, lambda crop: crop_to_mat(crop, self.params.rec),
+                lambda out: ctc_decode(out.reshape(-1, out.shape[-1]), self.dictionary,
+                                       logits=bool(self.rec_logits)), self.rec_logits)
         if self.batch is None:
             return [recognize(self.rec, crop, self.dictionary, self.params.rec, self.rec_logits)
                     for crop in crops]
