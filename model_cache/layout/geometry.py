@@ -3,18 +3,16 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
 
-from model_cache.layout.lines import LEADER_TEXT, OCR, LayoutLine
+from model_cache.layout.lines import LEADER_TEXT, LayoutLine
 
 
 @dataclass(frozen=True)
 class LayoutParams:
     gutter: float = 0.6  # minimum column gutter, in median line heights (0.25 in at 10 pt is ~1.3)
-    ocr_gutter: float = 0.45  # the same between OCR lines' inks (their boxes' padding taken off)
     row_overlap: float = 0.5  # y-overlap (share of the smaller height) for two boxes to share a row
     aligned_share: float = 0.7  # rows-not-columns: share of short-side items with a partner
     short_item: float = 8.0  # rows-not-columns: median width of the short side, in line heights
@@ -36,10 +34,6 @@ class LayoutParams:
     column_rows: int = 4  # ...with this many rows on each side parts columns, rows aligned or not,
     column_fill: float = 0.2  # ...when each side's lines are this wide for its width (text)
     title_size: float = 1.25  # a short block set this much larger than the body is a title
-    table_pieces: int = 3  # a gutter with lines on both sides in this many blank-separated pieces...
-    cell_rows: int = 6  # ...none deeper than this many rows, parts table cells, not columns
-    cross_reach: float = 4.0  # a line crossing a gutter: neighbours this near (line heights)...
-    cross_gap: float = 0.3  # ...leave a gap this wide where the line has a word gap as wide
 
 
 @dataclass
@@ -52,17 +46,6 @@ class Item:
     h: float
     ids: tuple[int, ...] = ()  # the input lines this item stands for (several once joined)
     leaders: int = 0  # dot leaders inside it (a joined table-of-contents row)
-    # The x extent of the line's ink, for finding gutters: a detector pads its boxes (by ~0.1 of
-    # a line height each side), so in a tight index two columns' boxes touch across the gutter.
-    ink: tuple[float, float] | None = None
-
-    @property
-    def gx0(self) -> float:
-        return self.ink[0] if self.ink else self.x0
-
-    @property
-    def gx1(self) -> float:
-        return self.ink[1] if self.ink else self.x1
 
     @property
     def cy(self) -> float:
@@ -104,40 +87,17 @@ def make_item(line: LayoutLine, skew: float = 0.0, ids: tuple[int, ...] = ()) ->
     h = float((np.linalg.norm(pts[3] - pts[0]) + np.linalg.norm(pts[2] - pts[1])) / 2)
     x0, y0 = pts.min(0)
     x1, y1 = pts.max(0)
-    return Item(line, float(x0), float(y0), float(x1), float(y1), max(h, 1.0), ids,
-                ink=_ink_extent(line, float(x0), float(x1), h, skew))
-
-
-# A detector's box reaches this far (line heights) past the ink on each side where the line
-# carries no word boxes to say where its ink is (measured: median 0.10-0.12 on the corpus).
-BOX_PAD = 0.1
-
-
-def _ink_extent(line: LayoutLine, x0: float, x1: float, h: float, skew: float) -> tuple[float, float] | None:
-    if line.origin != OCR:
-        return None  # a text layer's boxes are the glyphs' own
-    if line.words:
-        pts = np.asarray([p for w in line.words for p in w.box], dtype=np.float64)
-        if skew:
-            c, s = np.cos(-skew), np.sin(-skew)
-            pts = pts @ np.array([[c, s], [-s, c]])
-        lo, hi = float(pts[:, 0].min()), float(pts[:, 0].max())
-        if x0 <= lo < hi <= x1:
-            return lo, hi
-    pad = min(BOX_PAD * h, 0.1 * (x1 - x0))
-    return x0 + pad, x1 - pad
+    return Item(line, float(x0), float(y0), float(x1), float(y1), max(h, 1.0), ids)
 
 
 def median_height(items: list[Item]) -> float:
     return float(np.median([it.h for it in items])) if items else 1.0
 
 
-def free_bands(items: list[Item], lo: float, hi: float, min_width: float,
-               ink: bool = True) -> list[tuple[float, float]]:
-    """x-intervals of [lo, hi] that no box (or the ink inside it) covers, at least min_width
-    wide (edges included)."""
+def free_bands(items: list[Item], lo: float, hi: float, min_width: float) -> list[tuple[float, float]]:
+    """x-intervals of [lo, hi] that no box covers, at least min_width wide (edges included)."""
     bands, reach = [], lo
-    for x0, x1 in sorted((it.gx0, it.gx1) if ink else (it.x0, it.x1) for it in items):
+    for x0, x1 in sorted((it.x0, it.x1) for it in items):
         if x0 - reach >= min_width:
             bands.append((reach, x0))
         reach = max(reach, x1)
@@ -146,11 +106,10 @@ def free_bands(items: list[Item], lo: float, hi: float, min_width: float,
     return bands
 
 
-def interior(bands: list[tuple[float, float]], items: list[Item],
-             ink: bool = True) -> list[tuple[float, float]]:
+def interior(bands: list[tuple[float, float]], items: list[Item]) -> list[tuple[float, float]]:
     """The bands with boxes on both sides: column gutters, not margins."""
-    ends = [(it.gx0, it.gx1) if ink else (it.x0, it.x1) for it in items]
-    return [(lo, hi) for lo, hi in bands if any(x1 <= lo for _, x1 in ends) and any(x0 >= hi for x0, _ in ends)]
+    return [(lo, hi) for lo, hi in bands
+            if any(it.x1 <= lo for it in items) and any(it.x0 >= hi for it in items)]
 
 
 def extent(items: list[Item]) -> float:
@@ -219,29 +178,13 @@ def join_leaders(items: list[Item], params: LayoutParams) -> list[Item]:
         it = out[k]
         if it.line.leader:
             right = [o for o in out if o is not it and o.x0 >= it.x1 - 0.5 * it.h and same_row(it, o, params)]
-            target = min(right, key=lambda o: o.x0) if right else None
-            if target is not None and not _starts_column(target, out, params):
+            if right:
+                target = min(right, key=lambda o: o.x0)
                 out.remove(target)
                 out[k] = _joined(it, target)
                 continue  # the joined item may lead on to the next (a leader after the number)
         k += 1
     return out
-
-
-_PAGE_REFERENCE = re.compile(r"^[\dIVXLCivxlc,;.\s–-]+$")
-
-
-def _starts_column(target: Item, items: list[Item], params: LayoutParams) -> bool:
-    """Is `target` the start of a line of the next column rather than the end of its row? A
-    leader's dots may run up to a number the detector missed (small, coloured), and the next
-    box on the row is then in the next column: its left edge is one that several lines on other
-    rows share (a column's left-aligned edge). Page numbers, aligned or not, are ends of rows."""
-    if _PAGE_REFERENCE.match(target.line.output_text.strip()):
-        return False
-    tol = 0.5 * target.h
-    aligned = [o for o in items if o is not target and abs(o.gx0 - target.gx0) <= tol
-               and not same_row(o, target, params) and not _PAGE_REFERENCE.match(o.line.output_text.strip())]
-    return len(aligned) >= params.column_rows - 1
 
 
 def _joined(a: Item, b: Item) -> Item:
@@ -253,8 +196,7 @@ def _joined(a: Item, b: Item) -> Item:
     line = LayoutLine(la.text + glue + lb.output_text, conf, box, la.origin, la.bullet, lb.leader,
                       la.font_size, _words(la, lb))
     return Item(line, min(a.x0, b.x0), min(a.y0, b.y0), max(a.x1, b.x1), max(a.y1, b.y1),
-                max(a.h, b.h), a.ids + b.ids, a.leaders + b.leaders + la.leader,
-                (min(a.gx0, b.gx0), max(a.gx1, b.gx1)))
+                max(a.h, b.h), a.ids + b.ids, a.leaders + b.leaders + la.leader)
 
 
 def _words(a: LayoutLine, b: LayoutLine):

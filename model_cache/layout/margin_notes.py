@@ -21,8 +21,7 @@ def split_margin_notes(items: list[Item], params: LayoutParams, h: float,
     if len(core) < 2:
         return [], items
     lo, hi = min(it.x0 for it in core), max(it.x1 for it in core)
-    # the boxes' gaps, not the ink's: a list's labels stand that near their items
-    for b0, b1 in interior(free_bands(core, lo, hi, params.note_gap * h, ink=False), core, ink=False):
+    for b0, b1 in interior(free_bands(core, lo, hi, params.note_gap * h), core):
         cut = (b0 + b1) / 2
         left = [it for it in core if it.x1 <= cut]
         right = [it for it in core if it.x0 >= cut]

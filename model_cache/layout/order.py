@@ -60,7 +60,7 @@ def merged_regions(items: list[Item], gutter: float, h: float) -> list[Region]:
     """Strips joined while they keep a common gutter (or while neither has one). A strip with
     text on one side only joins a gutter region only if it follows closely: after a gap it
     is more likely a full-width section's heading than the rest of one column."""
-    lo, hi = min(it.gx0 for it in items), max(it.gx1 for it in items)
+    lo, hi = min(it.x0 for it in items), max(it.x1 for it in items)
     regions: list[Region] = []
     bands_of: list[list[tuple[float, float]]] = []
     for strip in horizontal_strips(items):
@@ -133,11 +133,6 @@ def ordered_blocks(items: list[Item], params: LayoutParams, h: float) -> list[Gr
         return []
     blocks: list[Group] = []
     for region in merged_regions(items, params.gutter * h, h):
-        pieces = table_rows(region, params, h)
-        if pieces is not None:
-            for piece in pieces:
-                blocks.extend(ordered_blocks(piece, params, h))
-            continue
         split = _column_split(region, params)
         if split is None:
             blocks.extend(leaf_blocks(region.items, params))
@@ -147,38 +142,11 @@ def ordered_blocks(items: list[Item], params: LayoutParams, h: float) -> list[Gr
     return blocks
 
 
-def table_rows(region: Region, params: LayoutParams, h: float) -> list[list[Item]] | None:
-    """The rows of a table whose cells run to several lines, or None. Blank bands across the
-    whole region (wider than a paragraph gap) cut it into pieces; when at least three pieces
-    hold lines on both sides of the same gutter, the gutter parts table cells, not columns of
-    text (two columns of running text rarely break at the same height, and never row after
-    row, every few lines): the region is read piece by piece, each piece's cells left to right."""
-    if not region.gutters:
-        return None
-    pieces: list[list[Item]] = []
-    bottom = None
-    for strip in horizontal_strips(region.items):
-        top = min(it.y0 for it in strip)
-        if pieces and bottom is not None and top - bottom <= params.para_gap * h:
-            pieces[-1].extend(strip)
-        else:
-            pieces.append(list(strip))
-        bottom = max(it.y1 for it in strip) if bottom is None else max(bottom, max(it.y1 for it in strip))
-    if len(pieces) < params.table_pieces or any(len(rows_of(piece, params)) > params.cell_rows for piece in pieces):
-        return None  # a piece as deep as a column's paragraph is no table row
-    for lo, hi in region.gutters:
-        cut = (lo + hi) / 2
-        both = sum(1 for piece in pieces if any(it.gx1 <= cut for it in piece) and any(it.gx0 >= cut for it in piece))
-        if both >= params.table_pieces and both >= len(pieces) - 1:
-            return pieces
-    return None
-
-
 def _column_split(region: Region, params: LayoutParams) -> tuple[list[Item], list[Item]] | None:
     for lo, hi in region.gutters:  # leftmost gutter first; the right part recurses
         cut = (lo + hi) / 2
-        left = [it for it in region.items if it.gx1 <= cut]
-        right = [it for it in region.items if it.gx0 >= cut]
+        left = [it for it in region.items if it.x1 <= cut]
+        right = [it for it in region.items if it.x0 >= cut]
         if left and right and (_narrow_gutter(left, right, hi - lo, params)
                                or not is_row_structured(left, right, params)):
             return left, right
@@ -206,12 +174,12 @@ def _narrow_gutter(left: list[Item], right: list[Item], gutter: float, params: L
 def _next_column(items: list[Item], params: LayoutParams, last: bool) -> list[Item]:
     """The items of the column nearest a gutter: the side's last (or first) column."""
     h = median_height(items)
-    bands = interior(free_bands(items, min(i.gx0 for i in items), max(i.gx1 for i in items),
+    bands = interior(free_bands(items, min(i.x0 for i in items), max(i.x1 for i in items),
                                 params.gutter * h), items)
     if not bands:
         return items
     if last:
         edge = bands[-1][1]
-        return [it for it in items if it.gx0 >= edge]
+        return [it for it in items if it.x0 >= edge]
     edge = bands[0][0]
-    return [it for it in items if it.gx1 <= edge]
+    return [it for it in items if it.x1 <= edge]
