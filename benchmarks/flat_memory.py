@@ -20,23 +20,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from eval_sets import shared_eval_dir  # noqa: E402
+from gpu_throughput import cycled_pdf  # noqa: E402
 from procmem import measure  # noqa: E402
 from throughput import count_jsonl_ok, count_lines, memory_table, pagerunner_command  # noqa: E402
 
 SOURCES = ("maint-guide.en.p5-9.pdf", "packaging-tutorial.zh_CN.p7-10-18-21.pdf")
 
 
-def cycled_pdf(path: Path, pages: int) -> Path:
-    import pypdfium2 as pdfium
-
-    sources = [pdfium.PdfDocument(str(shared_eval_dir() / "pdfs" / name)) for name in SOURCES]
-    order = [(s, i) for s, doc in enumerate(sources) for i in range(len(doc))]
-    doc = pdfium.PdfDocument.new()
-    for k in range(pages):
-        s, i = order[k % len(order)]
-        doc.import_pages(sources[s], [i])
-    doc.save(str(path))
-    return path
+def kit_cycled_pdf(path: Path, pages: int) -> Path:
+    return cycled_pdf(shared_eval_dir() / "pdfs", list(SOURCES), pages, path)
 
 
 def main() -> None:
@@ -51,7 +43,7 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="flatmem-"))
     try:
-        pdf = cycled_pdf(work / f"cycled{args.pages}.pdf", args.pages)
+        pdf = kit_cycled_pdf(work / f"cycled{args.pages}.pdf", args.pages)
         out = work / "out"
         argv, env = pagerunner_command(pdf, args.threads, args.dpi, args.model)(out)
         result = measure(argv, env, interval=args.interval,

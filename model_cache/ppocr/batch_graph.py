@@ -205,14 +205,10 @@ def _attention_mask(b: _Builder, users: int) -> tuple[list[str], tuple[str, str]
     return copies, (col_ids, row_ids)
 
 
-def _top1_tail(b: _Builder, probs: str, classes: int) -> tuple[str, str]:
-    """(2, steps) = [max probability; arg-max] per time step (the net must run in fp32)."""
-    ramp = "class_ramp"
+def _max_mask(b: _Builder, probs: str, classes: int) -> tuple[str, str]:
+    """Each time step's max probability, and a mask that is 0 at its max class(es), 1 elsewhere."""
     cube, copy_a, copy_b, copy_c = b.blob("probs3d"), b.blob("pa"), b.blob("pb"), b.blob("pc")
-    top, top3, gap, step, penal, score, best, neg = (b.blob(s) for s in (
-        "top", "top3", "gap", "ceil", "penal", "score", "best", "negbest"))
-    out = "top1"
-    b.add("Input", [], [ramp], {})  # (1, 1, classes)
+    top, top3, gap, step, penal = (b.blob(s) for s in ("top", "top3", "gap", "ceil", "penal"))
     _reshape(b, probs, cube, classes, 1, -1)
     b.add("Split", [cube], [copy_a, copy_b], {})
     b.add("Pooling", [copy_a], [top], {"0": "0", "4": "1"})
@@ -220,14 +216,24 @@ def _top1_tail(b: _Builder, probs: str, classes: int) -> tuple[str, str]:
     _reshape(b, copy_c, top3, 1, 1, -1)
     b.add("BinaryOp", [top3, copy_b], [gap], {"0": "1"})  # max - p >= 0, 0 only at the max
     b.add("UnaryOp", [gap], [step], {"0": "3"})  # ceil: 0 at the max, >= 1 elsewhere
-    b.add("BinaryOp", [step], [penal], {"0": "5", "1": "1", "2": "1.0"})
+    b.add("BinaryOp", [step], [penal], {"0": "5", "1": "1", "2": "1.0"})  # 0 at the max, else 1
+    return top + "_keep", penal
+
+
+def _top1_tail(b: _Builder, probs: str, classes: int) -> tuple[str, str]:
+    """(2, steps) = [max probability; arg-max] per time step (the net must run in fp32)."""
+    ramp = "class_ramp"
+    score, best, neg = (b.blob(s) for s in ("score", "best", "negbest"))
+    out = "top1"
+    b.add("Input", [], [ramp], {})  # (1, 1, classes)
+    top, penal = _max_mask(b, probs, classes)
     b.add("BinaryOp", [penal], [score], {"0": "2", "1": "1", "2": "-1000000.0"})
     b.add("BinaryOp", [score, ramp], [best], {"0": "0"})  # -index at the max, <= -1e6 elsewhere
     b.add("Pooling", [best], [neg], {"0": "0", "4": "1"})  # max: minus the smallest arg-max
     rows = [b.blob("toprow"), b.blob("idxrow")]
     idx = b.blob("idx")
     b.add("BinaryOp", [neg], [idx], {"0": "2", "1": "1", "2": "-1.0"})
-    _reshape(b, top + "_keep", rows[0], -1, 1)
+    _reshape(b, top, rows[0], -1, 1)
     _reshape(b, idx, rows[1], -1, 1)
     b.add("Concat", rows, [out], {"0": "0"})
     return out, ramp
@@ -243,19 +249,10 @@ def _top1_tail_fp16(b: _Builder, probs: str, classes: int) -> tuple[str, str, st
     index up to 18385 is not). Ties go to the smallest index, as in the fp32 tail: first the
     smallest quotient among the maxima, then the smallest remainder among those."""
     high, low = "class_ramp_high", "class_ramp_low"  # (1, 1, classes): minus each index part
-    cube, copy_a, copy_b, copy_c = b.blob("probs3d"), b.blob("pa"), b.blob("pb"), b.blob("pc")
-    top, top3, gap, step, penal = (b.blob(s) for s in ("top", "top3", "gap", "ceil", "penal"))
     out = "top1"
     b.add("Input", [], [high], {})
     b.add("Input", [], [low], {})
-    _reshape(b, probs, cube, classes, 1, -1)
-    b.add("Split", [cube], [copy_a, copy_b], {})
-    b.add("Pooling", [copy_a], [top], {"0": "0", "4": "1"})
-    b.add("Split", [top], [copy_c, top + "_keep"], {})
-    _reshape(b, copy_c, top3, 1, 1, -1)
-    b.add("BinaryOp", [top3, copy_b], [gap], {"0": "1"})  # max - p >= 0, 0 only at the max
-    b.add("UnaryOp", [gap], [step], {"0": "3"})  # ceil: 0 at the max, >= 1 elsewhere
-    b.add("BinaryOp", [step], [penal], {"0": "5", "1": "1", "2": "1.0"})  # 0 at the max, else 1
+    top, penal = _max_mask(b, probs, classes)
     (score_q, neg_q), q_rows = _smallest_part(b, penal, high, "q")
     # 0 where both the max and the smallest quotient, else >= 1: |score_q - its max|, capped at 1
     neg_q3, diff, mag, penal_r = (b.blob(s) for s in ("negq3", "qdiff", "qmag", "rpenal"))
@@ -265,7 +262,7 @@ def _top1_tail_fp16(b: _Builder, probs: str, classes: int) -> tuple[str, str, st
     b.add("BinaryOp", [mag], [penal_r], {"0": "5", "1": "1", "2": "1.0"})
     _, r_rows = _smallest_part(b, penal_r, low, "r")
     rows = [b.blob("toprow"), q_rows, r_rows]
-    _reshape(b, top + "_keep", rows[0], -1, 1)
+    _reshape(b, top, rows[0], -1, 1)
     b.add("Concat", rows, [out], {"0": "0"})
     return out, high, low
 
