@@ -61,7 +61,9 @@ def run(
     text_layer: str = typer.Option("auto", "--text-layer",
                                    help="auto: read real text layers, OCR the rest; ignore: OCR every page; "
                                         "only: never OCR"),
-    threads: int = typer.Option(2, "--threads", min=1, help="Threads per worker for the engine."),
+    threads: Optional[int] = typer.Option(None, "--threads", min=1,
+                                          help="Threads per worker for the engine (default: ppocr on a CPU 1, "
+                                               "other engines every core; 2 on a GPU or Ray)."),
     device: str = typer.Option("cpu", "--device", help="cpu | gpu (every Vulkan device) | gpu:0,1"),
     model_dir: Optional[Path] = typer.Option(None, "--model-dir", help="A model folder with manifest.json."),
     model: Optional[str] = typer.Option(None, "--model", help=MODEL_HELP),
@@ -79,7 +81,9 @@ def run(
     exclude: List[str] = typer.Option([], "--exclude", help="Glob of files to skip."),
     recursive: bool = typer.Option(True, "--recursive/--no-recursive", help="Walk folders recursively."),
     executor: str = typer.Option("process", "--executor", help="process | inline | ray"),
-    workers: int = typer.Option(1, "--workers", min=1, help="Worker processes (or Ray actors)."),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1,
+                                          help="Worker processes (or Ray actors) (default: ppocr on a CPU one "
+                                               "per core, as memory allows; otherwise 1)."),
     batch: Optional[int] = typer.Option(None, "--batch", min=1,
                                         help="Pages per engine call (default: 8 on a GPU, 1 on a CPU)."),
     feeders: Optional[int] = typer.Option(None, "--feeders", min=0,
@@ -144,7 +148,7 @@ def retry(out: Path = typer.Argument(DEFAULT_OUT, help="Output folder of a run."
             inputs=[], out_dir=out, engine=options.get("engine", "ppocr"), dpi=float(options.get("dpi", 200)),
             pages=_pages(options.get("pages") or None), passwords=read_passwords(password, passwords_file),
             formats=tuple(command.get("formats", DEFAULT_FORMATS)), text_layer=options.get("text_layer", "ignore"),
-            threads=int(command.get("threads", 2)), device=command.get("device", "cpu"),
+            threads=command.get("threads"), device=command.get("device", "cpu"),
             model_dir=Path(options["model"]) if options.get("model") else None,
             model=command.get("model"),
             engine_extra=tuple(tuple(kv) for kv in command.get("engine_extra", [])),

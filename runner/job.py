@@ -30,6 +30,7 @@ from outputs.model import ErrorCode
 from outputs.paths import safe_relative_stem
 from runner.errors import EnvironmentFailure, ExitCode, UsageError
 from runner.device_owner import DeviceOwners, default_feeders
+from runner.parallelism import plan
 from runner.devices import DEFAULT_FEEDER_BATCH, DEFAULT_GPU_BATCH, expand_devices
 from runner.executors import Executor, InlineExecutor, ProcessExecutor
 from runner.export import RESULTS_FILE, document_records, export_all, write_document
@@ -52,7 +53,7 @@ class RunConfig:
     formats: tuple[str, ...] = ("jsonl", "md", "txt")
     jsonl_stdout: bool = False
     text_layer: str = "auto"
-    threads: int = 2
+    threads: int | None = None  # engine threads per worker; None: runner/parallelism.py decides
     device: str = "cpu"
     model_dir: Path | None = None
     model: str | None = None  # a shipped ppocr model by name (--model); None: the default
@@ -60,7 +61,7 @@ class RunConfig:
     max_pixels: int = DEFAULT_MAX_PIXELS
     expand: ExpandOptions = field(default_factory=ExpandOptions)
     executor: str = "process"  # "process" | "inline" | "ray"
-    workers: int = 1
+    workers: int | None = None  # worker processes (Ray actors); None: runner/parallelism.py decides
     page_timeout: float | None = None
     ray_address: str | None = None
     gpus_per_worker: float = 0.0
@@ -107,6 +108,11 @@ class RunConfig:
         return (self.engine == "ppocr" and self.device != "cpu" and self.feeders != 0
                 and self.executor == "process"
                 and dict(self.engine_extra).get("rec_batch", "auto").lower() != "off")
+
+    def with_parallelism(self) -> RunConfig:
+        """This config with --workers and --threads filled in where the user left them out."""
+        chosen = plan(self.engine, self.device, self.executor, self.workers, self.threads)
+        return replace(self, workers=chosen.workers, threads=chosen.threads)
 
     def validate(self) -> None:
         if self.engine not in ENGINE_NAMES and not is_plugin_name(self.engine):
@@ -167,6 +173,7 @@ ExecutorFactory = Callable[[RunConfig], Executor]
 
 
 def make_executor(config: RunConfig) -> Executor:
+    config = config.with_parallelism()
     worker_config = config.worker_config()
     batch = config.pages_per_call()
     if config.executor == "inline":
@@ -197,6 +204,7 @@ def make_executor(config: RunConfig) -> Executor:
 def run_job(config: RunConfig, reporter: Reporter | None = None, stdout: TextIO | None = None,
             stdin: TextIO | None = None, executor_factory: ExecutorFactory = make_executor) -> RunSummary:
     config.validate()
+    config = config.with_parallelism()
     reporter = reporter or SilentReporter()
     out_dir = config.out_dir
     expand = ExpandOptions(config.expand.recursive, config.expand.include, config.expand.exclude,
