@@ -8,7 +8,8 @@
 
 The job: A4 pages of dense English (the kit's maint-guide pages, cycled to --pages pages).
 pagerunner runs end to end through its CLI on the PDF (render + OCR + write + commit:
-`pagerunner run job.pdf -o OUT --formats jsonl,md,txt --threads 2`). Tesseract and RapidOCR cannot
+`pagerunner run job.pdf -o OUT --formats jsonl,md,txt --workers 2 --threads 1`, what its defaults
+give on 2 cores; `pagerunner-1proc`: `--workers 1 --threads 2`). Tesseract and RapidOCR cannot
 read PDFs, so they get the same pages pre-rendered by pagerunner's renderer at --dpi as PNG
 files (their time does not include rendering). Every tool has the same thread budget (2):
 tesseract as one process with OMP_THREAD_LIMIT=2, and as two processes with 1 thread each over
@@ -43,7 +44,7 @@ from report_md import command_line, machine_facts, markdown_table, median, repla
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCE_PDF = "maint-guide.en.p5-9.pdf"
-TOOL_NAMES = ("pagerunner", "pagerunner-png", "tesseract-1proc", "tesseract-2proc", "rapidocr-v4",
+TOOL_NAMES = ("pagerunner", "pagerunner-1proc", "pagerunner-png", "tesseract-1proc", "tesseract-2proc", "rapidocr-v4",
               "rapidocr-v5", "faster-paddle-tiny", "faster-paddle-small")
 DEFAULT_TOOLS = ("pagerunner", "tesseract-1proc", "tesseract-2proc", "rapidocr-v4", "rapidocr-v5")
 
@@ -150,11 +151,17 @@ def _python_env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(REPO)}
 
 
-def pagerunner_command(target: Path, threads: int, dpi: float,
-                       model: str | None = None) -> Callable[[Path], tuple[list[str], dict[str, str]]]:
+def pagerunner_command(target: Path, threads: int, dpi: float, model: str | None = None,
+                       processes: int | None = None) -> Callable[[Path], tuple[list[str], dict[str, str]]]:
+    """`threads` is the tool's core budget: by default one single-threaded worker per core (what
+    pagerunner's own defaults give on a host with that many cores); `processes` splits it otherwise."""
+    workers = processes or threads
+    per_worker = max(1, threads // workers)
+
     def command(out: Path) -> tuple[list[str], dict[str, str]]:
         return ([sys.executable, "-m", "runner", "run", str(target), "-o", str(out),
-                 "--formats", "jsonl,md,txt", "--threads", str(threads), "--dpi", str(dpi), "-q",
+                 "--formats", "jsonl,md,txt", "--workers", str(workers), "--threads", str(per_worker),
+                 "--dpi", str(dpi), "-q",
                  "--text-layer", "ignore",  # OCR every page: the pages are born-digital
                  *(["--model", model] if model else [])],
                 _python_env())
@@ -249,14 +256,17 @@ def make_contenders(names: list[str], job: Job, threads: int,
 
     made = []
     for name in names:
-        if name == "pagerunner":
+        if name in ("pagerunner", "pagerunner-1proc"):
+            processes = 1 if name.endswith("1proc") else threads
+            layout = f"--workers {processes} --threads {max(1, threads // processes)}"
             for model in models or [None]:
-                label = name if model is None else f"pagerunner {model}"
+                label = name if model is None else f"{name} {model}"
                 made.append(Contender(label, f"pagerunner {__version__} `run` on the PDF (ppocr "
                                              f"{model or 'default model'}, engine code "
-                                             f"{engine_code_digest('ppocr')}, ncnn), --threads {threads}, "
+                                             f"{engine_code_digest('ppocr')}, ncnn), {layout}, "
                                              "jsonl+md+txt",
-                                      pagerunner_command(job.pdf, threads, job.dpi, model), count_jsonl_ok))
+                                      pagerunner_command(job.pdf, threads, job.dpi, model, processes),
+                                      count_jsonl_ok))
         elif name == "pagerunner-png":
             made.append(Contender(name, f"pagerunner {__version__} `run` on the PNG folder",
                                   pagerunner_command(job.pngs[0].parent, threads, job.dpi),

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from runner.job import RunConfig, make_executor
-from runner.parallelism import PPOCR_WORKER_MIB, plan
+from runner.parallelism import PPOCR_WORKER_MIB, physical_cores, plan
 
 
 def test_ppocr_on_a_cpu_gets_one_single_threaded_worker_per_core():
@@ -42,3 +42,23 @@ def test_a_config_left_to_the_plan_builds_an_executor_with_concrete_counts():
     executor = make_executor(RunConfig([], Path("/nonexistent")))
     assert executor.workers == config.workers
     assert executor.config.engine_options.threads == config.threads
+
+
+def test_hardware_threads_of_one_core_go_to_one_worker():
+    chosen = plan("ppocr", "cpu", "process", None, None, cores=16, physical=8, memory_mib=64_000)
+    assert (chosen.workers, chosen.threads) == (8, 2)
+
+
+def _topology(root, cores_of_cpus):
+    for cpu, core in enumerate(cores_of_cpus):
+        base = root / f"cpu{cpu}" / "topology"
+        base.mkdir(parents=True)
+        (base / "physical_package_id").write_text("0\n")
+        (base / "core_id").write_text(f"{core}\n")
+
+
+def test_physical_cores_are_read_from_the_topology(tmp_path):
+    _topology(tmp_path, [0, 1, 2, 3, 0, 1, 2, 3])  # 4 cores with 2 hardware threads each
+    assert physical_cores(set(range(8)), tmp_path) == 4
+    assert physical_cores({0, 4}, tmp_path) == 1  # a cpuset of two siblings
+    assert physical_cores({0, 9}, tmp_path) == 2  # Linux says nothing of cpu9: count CPUs
