@@ -261,3 +261,18 @@ def test_right_margin_glosses_follow_their_paragraphs():
               _line("p2end.", 200, 560, 600), _line("gloss two", 1240, 520, 1440)]
     order = [t.split()[0] for t in _order(build_blocks(lines, 2339))]
     assert order == ["p10", "p11", "p12", "p1end.", "gloss", "p20", "p21", "p2end.", "gloss"]
+
+
+def test_a_table_of_multi_line_cells_is_read_row_by_row():
+    """Blank bands across both sides, row after row, part table cells, not columns of text."""
+    lines, expected = [], []
+    y = 200
+    for k in range(4):
+        lines.append(_line(f"option{k} | alias{k} | other{k}", 100, y, 620))
+        expected.append(f"option{k} | alias{k} | other{k}")
+        for j in range(3):  # the explanation runs to three lines
+            lines.append(_line(f"explanation {k}.{j} " + "w" * 20, 700, y + 40 * j, 1500))
+            expected.append(f"explanation {k}.{j} " + "w" * 20)
+        y += 40 * 3 + 60  # a blank line between rows
+    assert _order(build_blocks(lines, 2339)) == expected
+

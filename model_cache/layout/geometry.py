@@ -34,6 +34,8 @@ class LayoutParams:
     column_rows: int = 4  # ...with this many rows on each side parts columns, rows aligned or not,
     column_fill: float = 0.2  # ...when each side's lines are this wide for its width (text)
     title_size: float = 1.25  # a short block set this much larger than the body is a title
+    table_pieces: int = 3  # a gutter with lines on both sides in this many blank-separated pieces...
+    cell_rows: int = 6  # ...none deeper than this many rows, parts table cells, not columns
 
 
 @dataclass

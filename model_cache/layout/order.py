@@ -10,6 +10,8 @@
 3. A region with a gutter is read left part first, then right part (recursively), unless
    its two sides are row-aligned with short items on one side (tables of contents, table
    rows, label/value lists, code with aligned comments): those are read row by row.
+   A region whose gutter has lines on both sides in three or more blank-separated pieces of
+   a few rows each is a table of multi-line cells: it is read piece by piece (row by row).
 4. A region without a gutter is read row by row into paragraph-sized blocks (paragraphs.py).
 """
 
@@ -133,6 +135,11 @@ def ordered_blocks(items: list[Item], params: LayoutParams, h: float) -> list[Gr
         return []
     blocks: list[Group] = []
     for region in merged_regions(items, params.gutter * h, h):
+        pieces = table_rows(region, params, h)
+        if pieces is not None:
+            for piece in pieces:
+                blocks.extend(ordered_blocks(piece, params, h))
+            continue
         split = _column_split(region, params)
         if split is None:
             blocks.extend(leaf_blocks(region.items, params))
@@ -140,6 +147,38 @@ def ordered_blocks(items: list[Item], params: LayoutParams, h: float) -> list[Gr
             blocks.extend(ordered_blocks(split[0], params, h))
             blocks.extend(ordered_blocks(split[1], params, h))
     return blocks
+
+
+def table_rows(region: Region, params: LayoutParams, h: float) -> list[list[Item]] | None:
+    """The rows of a table whose cells run to several lines, or None. Blank bands across the
+    whole region (wider than a paragraph gap) cut it into pieces; when at least three pieces
+    hold lines on both sides of the same gutter, the gutter parts table cells, not columns of
+    text (two columns of running text rarely break at the same height, and never row after
+    row, every few lines): the region is read piece by piece, each piece's cells left to right."""
+    if not region.gutters:
+        return None
+    pieces = _blank_separated(region.items, params.para_gap * h)
+    if len(pieces) < params.table_pieces or any(len(rows_of(piece, params)) > params.cell_rows for piece in pieces):
+        return None  # a piece as deep as a column's paragraph is no table row
+    for lo, hi in region.gutters:
+        cut = (lo + hi) / 2
+        both = sum(1 for piece in pieces if any(it.x1 <= cut for it in piece) and any(it.x0 >= cut for it in piece))
+        if both >= params.table_pieces and both >= len(pieces) - 1:
+            return pieces
+    return None
+
+
+def _blank_separated(items: list[Item], gap: float) -> list[list[Item]]:
+    """The items in pieces cut at blank bands across all of them more than `gap` deep."""
+    pieces: list[list[Item]] = []
+    bottom = -np.inf
+    for strip in horizontal_strips(items):
+        if pieces and min(it.y0 for it in strip) - bottom <= gap:
+            pieces[-1].extend(strip)
+        else:
+            pieces.append(list(strip))
+        bottom = max(bottom, max(it.y1 for it in strip))
+    return pieces
 
 
 def _column_split(region: Region, params: LayoutParams) -> tuple[list[Item], list[Item]] | None:
