@@ -276,3 +276,14 @@ def test_a_table_of_multi_line_cells_is_read_row_by_row():
         y += 40 * 3 + 60  # a blank line between rows
     assert _order(build_blocks(lines, 2339)) == expected
 
+
+def test_a_centred_figure_comes_before_the_left_aligned_heading_under_it():
+    lines = [_line("Some text above the figure " + "z" * 30, 100, 100, 1500),
+             _line("label inside figure one", 600, 300, 900),
+             _line("2.4 Heading", 100, 700, 300),
+             _line("Text under the heading " + "z" * 30, 100, 760, 1500),
+             _line("sub a label", 200, 1000, 500), _line("sub b label", 1000, 990, 1300)]
+    figures = [(500, 250, 1100, 650), (900, 950, 1400, 1200), (150, 955, 650, 1205)]
+    blocks = layout_page([from_line(line) for line in lines], 1654, 2339, figures=figures)
+    assert _order(blocks) == ["Some text above the figure " + "z" * 30, "label inside figure one", "2.4 Heading",
+                              "Text under the heading " + "z" * 30, "sub a label", "sub b label"]
