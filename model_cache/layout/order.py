@@ -140,7 +140,7 @@ def ordered_blocks(items: list[Item], params: LayoutParams, h: float) -> list[Gr
             for piece in pieces:
                 blocks.extend(ordered_blocks(piece, params, h))
             continue
-        split = _column_split(region, params)
+        split = _column_split(region, params) or _ink_column_split(region, params, h)
         if split is None:
             blocks.extend(leaf_blocks(region.items, params))
         else:
@@ -192,13 +192,33 @@ def _column_split(region: Region, params: LayoutParams) -> tuple[list[Item], lis
     return None
 
 
-def _narrow_gutter(left: list[Item], right: list[Item], gutter: float, params: LayoutParams) -> bool:
+def _ink_column_split(region: Region, params: LayoutParams, h: float) -> tuple[list[Item], list[Item]] | None:
+    """A region with no gutter between its boxes, cut where one runs between its lines' ink and
+    text columns stand on both sides (`_narrow_gutter`): a detector's padded boxes of a tight
+    index or glossary touch across a gutter that the ink leaves open. Nothing else is cut on
+    the ink's evidence alone (label/description lists and aligned code sit as close)."""
+    if region.gutters or not all(it.ink is not None for it in region.items):
+        return None
+    items = region.items
+    bands = interior(free_bands(items, min(i.gx0 for i in items), max(i.gx1 for i in items),
+                                params.gutter * h, ink=True), items, ink=True)
+    for lo, hi in bands:
+        cut = (lo + hi) / 2
+        left = [it for it in items if it.gx1 <= cut]
+        right = [it for it in items if it.gx0 >= cut]
+        if left and right and _narrow_gutter(left, right, hi - lo, params, ink=True):
+            return left, right
+    return None
+
+
+def _narrow_gutter(left: list[Item], right: list[Item], gutter: float, params: LayoutParams,
+                   ink: bool = False) -> bool:
     """Columns of text are set close together for their width (a gutter of 1-2 em beside a
     column of 20-40), table cells apart for theirs: a gutter this narrow for the columns on both
     sides of it, each several rows deep and filled with text, parts columns even where their
     rows line up (an index, a glossary in three columns). Text fills its column: one line per
     row, lines a good part of the column's width, where table cells stand beside other cells."""
-    near = (_next_column(left, params, last=True), _next_column(right, params, last=False))
+    near = (_next_column(left, params, True, ink), _next_column(right, params, False, ink))
     if min(len(rows_of(side, params)) for side in near) < params.column_rows:
         return False
     for side in near:
@@ -210,15 +230,15 @@ def _narrow_gutter(left: list[Item], right: list[Item], gutter: float, params: L
     return gutter < params.column_gutter * min(extent(side) for side in near)
 
 
-def _next_column(items: list[Item], params: LayoutParams, last: bool) -> list[Item]:
+def _next_column(items: list[Item], params: LayoutParams, last: bool, ink: bool = False) -> list[Item]:
     """The items of the column nearest a gutter: the side's last (or first) column."""
     h = median_height(items)
-    bands = interior(free_bands(items, min(i.x0 for i in items), max(i.x1 for i in items),
-                                params.gutter * h), items)
+    lo, hi = min(i.gx0 if ink else i.x0 for i in items), max(i.gx1 if ink else i.x1 for i in items)
+    bands = interior(free_bands(items, lo, hi, params.gutter * h, ink), items, ink)
     if not bands:
         return items
     if last:
         edge = bands[-1][1]
-        return [it for it in items if it.x0 >= edge]
+        return [it for it in items if (it.gx0 if ink else it.x0) >= edge]
     edge = bands[0][0]
-    return [it for it in items if it.x1 <= edge]
+    return [it for it in items if (it.gx1 if ink else it.x1) <= edge]
