@@ -240,7 +240,7 @@ def _joined(a: Item, b: Item) -> Item:
                       la.font_size, _words(la, lb))
     return Item(line, min(a.x0, b.x0), min(a.y0, b.y0), max(a.x1, b.x1), max(a.y1, b.y1),
                 max(a.h, b.h), a.ids + b.ids, a.leaders + b.leaders + la.leader,
-                (min(a.gx0, b.gx0), max(a.gx1, b.gx1)))
+                (min(a.gx0, b.gx0), max(a.gx1, b.gx1)) if a.ink or b.ink else None)
 
 
 def _words(a: LayoutLine, b: LayoutLine):
