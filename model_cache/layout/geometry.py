@@ -135,7 +135,7 @@ def free_bands(items: list[Item], lo: float, hi: float, min_width: float,
     """x-intervals of [lo, hi] that no box (with `ink`, no line's ink) covers, at least
     min_width wide (edges included)."""
     bands, reach = [], lo
-    for x0, x1 in sorted(_ends(it, ink) for it in items):
+    for x0, x1 in sorted(x_ends(it, ink) for it in items):
         if x0 - reach >= min_width:
             bands.append((reach, x0))
         reach = max(reach, x1)
@@ -147,11 +147,12 @@ def free_bands(items: list[Item], lo: float, hi: float, min_width: float,
 def interior(bands: list[tuple[float, float]], items: list[Item],
              ink: bool = False) -> list[tuple[float, float]]:
     """The bands with boxes (or inks) on both sides: column gutters, not margins."""
-    ends = [_ends(it, ink) for it in items]
+    ends = [x_ends(it, ink) for it in items]
     return [(lo, hi) for lo, hi in bands if any(x1 <= lo for _, x1 in ends) and any(x0 >= hi for x0, _ in ends)]
 
 
-def _ends(it: Item, ink: bool) -> tuple[float, float]:
+def x_ends(it: Item, ink: bool = False) -> tuple[float, float]:
+    """The item's x extent: its box's, or with `ink` its ink's."""
     return (it.gx0, it.gx1) if ink else (it.x0, it.x1)
 
 

@@ -12,7 +12,9 @@
    rows, label/value lists, code with aligned comments): those are read row by row.
    A region whose gutter has lines on both sides in three or more blank-separated pieces of
    a few rows each is a table of multi-line cells: it is read piece by piece (row by row).
-4. A region without a gutter is read row by row into paragraph-sized blocks (paragraphs.py).
+4. A region without a gutter between its boxes may still have one between its OCR lines' ink
+   (padded boxes of a tight index touch): it is cut there only if text columns stand on both
+   sides. Otherwise it is read row by row into paragraph-sized blocks (paragraphs.py).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from model_cache.layout.geometry import (Group, Item, LayoutParams, extent, free_bands, interior,
-                                         join_row, median_height, rows_of)
+                                         join_row, median_height, rows_of, x_ends)
 from model_cache.layout.paragraphs import leaf_blocks
 
 
@@ -233,12 +235,13 @@ def _narrow_gutter(left: list[Item], right: list[Item], gutter: float, params: L
 def _next_column(items: list[Item], params: LayoutParams, last: bool, ink: bool = False) -> list[Item]:
     """The items of the column nearest a gutter: the side's last (or first) column."""
     h = median_height(items)
-    lo, hi = min(i.gx0 if ink else i.x0 for i in items), max(i.gx1 if ink else i.x1 for i in items)
+    ends = [x_ends(it, ink) for it in items]
+    lo, hi = min(x0 for x0, _ in ends), max(x1 for _, x1 in ends)
     bands = interior(free_bands(items, lo, hi, params.gutter * h, ink), items, ink)
     if not bands:
         return items
     if last:
         edge = bands[-1][1]
-        return [it for it in items if (it.gx0 if ink else it.x0) >= edge]
+        return [it for it, (x0, _) in zip(items, ends) if x0 >= edge]
     edge = bands[0][0]
-    return [it for it in items if (it.gx1 if ink else it.x1) <= edge]
+    return [it for it, (_, x1) in zip(items, ends) if x1 <= edge]
