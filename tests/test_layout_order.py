@@ -1,7 +1,7 @@
 """Reading order on synthetic layouts (boxes in, blocks out; no model needed)."""
 
 from model_cache.layout import from_line, layout_page
-from outputs.model import Line
+from outputs.model import Line, Word
 
 
 def build_blocks(lines: list[Line], page_height: int):
@@ -261,3 +261,57 @@ def test_right_margin_glosses_follow_their_paragraphs():
               _line("p2end.", 200, 560, 600), _line("gloss two", 1240, 520, 1440)]
     order = [t.split()[0] for t in _order(build_blocks(lines, 2339))]
     assert order == ["p10", "p11", "p12", "p1end.", "gloss", "p20", "p21", "p2end.", "gloss"]
+
+
+def test_a_table_of_multi_line_cells_is_read_row_by_row():
+    """Blank bands across both sides, row after row, part table cells, not columns of text."""
+    lines, expected = [], []
+    y = 200
+    for k in range(4):
+        lines.append(_line(f"option{k} | alias{k} | other{k}", 100, y, 620))
+        expected.append(f"option{k} | alias{k} | other{k}")
+        for j in range(3):  # the explanation runs to three lines
+            lines.append(_line(f"explanation {k}.{j} " + "w" * 20, 700, y + 40 * j, 1500))
+            expected.append(f"explanation {k}.{j} " + "w" * 20)
+        y += 40 * 3 + 60  # a blank line between rows
+    assert _order(build_blocks(lines, 2339)) == expected
+
+
+def test_a_centred_figure_comes_before_the_left_aligned_heading_under_it():
+    lines = [_line("Some text above the figure " + "z" * 30, 100, 100, 1500),
+             _line("label inside figure one", 600, 300, 900),
+             _line("2.4 Heading", 100, 700, 300),
+             _line("Text under the heading " + "z" * 30, 100, 760, 1500),
+             _line("sub a label", 200, 1000, 500), _line("sub b label", 1000, 990, 1300)]
+    figures = [(500, 250, 1100, 650), (900, 950, 1400, 1200), (150, 955, 650, 1205)]
+    blocks = layout_page([from_line(line) for line in lines], 1654, 2339, figures=figures)
+    assert _order(blocks) == ["Some text above the figure " + "z" * 30, "label inside figure one", "2.4 Heading",
+                              "Text under the heading " + "z" * 30, "sub a label", "sub b label"]
+
+
+def _inked(text: str, x0: float, y0: float, x1: float, pad: float = 8, h: float = 30) -> Line:
+    """An OCR line whose word box is its ink and whose detector box is padded by `pad`."""
+    return Line(text, 0.99, [[x0 - pad, y0], [x1 + pad, y0], [x1 + pad, y0 + h], [x0 - pad, y0 + h]],
+                [Word(text, 0.99, [[x0, y0], [x1, y0], [x1, y0 + h], [x0, y0 + h]])])
+
+
+def test_a_gutter_open_between_the_ink_only_parts_text_columns():
+    """Two columns whose padded boxes nearly touch (4 px apart) while their ink leaves a gutter
+    of 20 px: read column by column, not row by row."""
+    lines = []
+    for k in range(8):
+        y = 200 + 40 * k
+        lines += [_inked(f"left {k} " + "x" * 30, 100, y, 700), _inked(f"right {k} " + "y" * 30, 720, y, 1320)]
+    expected = [f"left {k} " + "x" * 30 for k in range(8)] + [f"right {k} " + "y" * 30 for k in range(8)]
+    assert _order(build_blocks(lines, 2339)) == expected
+
+
+def test_a_description_list_as_close_as_an_inked_gutter_stays_row_by_row():
+    """Labels and their descriptions 20-40 px apart in ink: each label is read with its item."""
+    lines, y = [], 200
+    for k in range(6):
+        lines.append(_inked(f"label{k}", 100, y, 260 + 10 * (k % 3)))
+        lines += [_inked(f"description {k}.{j} " + "d" * 40, 300, y + 40 * j, 1400) for j in range(2)]
+        y += 100
+    order = [t.split()[0] for t in _order(build_blocks(lines, 2339))]
+    assert order[:4] == ["label0", "description", "label1", "description"]

@@ -150,3 +150,18 @@ def test_pre_layout_lines_are_kept_and_replayed(tmp_path, monkeypatch):
     assert len(calls) == 2 and again == first == page
     cached(rgb, "other settings", read)
     assert len(calls) == 3 and len(list(tmp_path.glob("*.json"))) == 2
+
+
+def test_a_replay_only_run_never_recognises_an_unrecorded_page(tmp_path, monkeypatch):
+    import numpy as np
+    import pytest
+
+    from model_cache.layout.replay import ENV, ONLY_ENV, PageLines, cached
+    rgb = np.zeros((4, 5, 3), dtype=np.uint8)
+    page = PageLines([line("kept", 1, 2, 3)], 5, 4)
+    monkeypatch.setenv(ENV, str(tmp_path))
+    cached(rgb, "s", lambda: page)  # recorded
+    monkeypatch.setenv(ONLY_ENV, "1")
+    assert cached(rgb, "s", lambda: pytest.fail("recognised")) == page
+    with pytest.raises(LookupError):
+        cached(rgb, "other settings", lambda: pytest.fail("recognised"))

@@ -10,7 +10,11 @@
 3. A region with a gutter is read left part first, then right part (recursively), unless
    its two sides are row-aligned with short items on one side (tables of contents, table
    rows, label/value lists, code with aligned comments): those are read row by row.
-4. A region without a gutter is read row by row into paragraph-sized blocks (paragraphs.py).
+   A region whose gutter has lines on both sides in three or more blank-separated pieces of
+   a few rows each is a table of multi-line cells: it is read piece by piece (row by row).
+4. A region without a gutter between its boxes may still have one between its OCR lines' ink
+   (padded boxes of a tight index touch): it is cut there only if text columns stand on both
+   sides. Otherwise it is read row by row into paragraph-sized blocks (paragraphs.py).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from model_cache.layout.geometry import (Group, Item, LayoutParams, extent, free_bands, interior,
-                                         join_row, median_height, rows_of)
+                                         join_row, median_height, rows_of, x_ends)
 from model_cache.layout.paragraphs import leaf_blocks
 
 
@@ -133,13 +137,50 @@ def ordered_blocks(items: list[Item], params: LayoutParams, h: float) -> list[Gr
         return []
     blocks: list[Group] = []
     for region in merged_regions(items, params.gutter * h, h):
-        split = _column_split(region, params)
+        pieces = table_rows(region, params, h)
+        if pieces is not None:
+            for piece in pieces:
+                blocks.extend(ordered_blocks(piece, params, h))
+            continue
+        split = _column_split(region, params) or _ink_column_split(region, params, h)
         if split is None:
             blocks.extend(leaf_blocks(region.items, params))
         else:
             blocks.extend(ordered_blocks(split[0], params, h))
             blocks.extend(ordered_blocks(split[1], params, h))
     return blocks
+
+
+def table_rows(region: Region, params: LayoutParams, h: float) -> list[list[Item]] | None:
+    """The rows of a table whose cells run to several lines, or None. Blank bands across the
+    whole region (wider than a paragraph gap) cut it into pieces; when at least three pieces
+    hold lines on both sides of the same gutter, the gutter parts table cells, not columns of
+    text (two columns of running text rarely break at the same height, and never row after
+    row, every few lines): the region is read piece by piece, each piece's cells left to right."""
+    if not region.gutters:
+        return None
+    pieces = _blank_separated(region.items, params.para_gap * h)
+    if len(pieces) < params.table_pieces or any(len(rows_of(piece, params)) > params.cell_rows for piece in pieces):
+        return None  # a piece as deep as a column's paragraph is no table row
+    for lo, hi in region.gutters:
+        cut = (lo + hi) / 2
+        both = sum(1 for piece in pieces if any(it.x1 <= cut for it in piece) and any(it.x0 >= cut for it in piece))
+        if both >= params.table_pieces and both >= len(pieces) - 1:
+            return pieces
+    return None
+
+
+def _blank_separated(items: list[Item], gap: float) -> list[list[Item]]:
+    """The items in pieces cut at blank bands across all of them more than `gap` deep."""
+    pieces: list[list[Item]] = []
+    bottom = -np.inf
+    for strip in horizontal_strips(items):
+        if pieces and min(it.y0 for it in strip) - bottom <= gap:
+            pieces[-1].extend(strip)
+        else:
+            pieces.append(list(strip))
+        bottom = max(bottom, max(it.y1 for it in strip))
+    return pieces
 
 
 def _column_split(region: Region, params: LayoutParams) -> tuple[list[Item], list[Item]] | None:
@@ -153,13 +194,33 @@ def _column_split(region: Region, params: LayoutParams) -> tuple[list[Item], lis
     return None
 
 
-def _narrow_gutter(left: list[Item], right: list[Item], gutter: float, params: LayoutParams) -> bool:
+def _ink_column_split(region: Region, params: LayoutParams, h: float) -> tuple[list[Item], list[Item]] | None:
+    """A region with no gutter between its boxes, cut where one runs between its lines' ink and
+    text columns stand on both sides (`_narrow_gutter`): a detector's padded boxes of a tight
+    index or glossary touch across a gutter that the ink leaves open. Nothing else is cut on
+    the ink's evidence alone (label/description lists and aligned code sit as close)."""
+    if region.gutters or not all(it.ink is not None for it in region.items):
+        return None
+    items = region.items
+    bands = interior(free_bands(items, min(i.gx0 for i in items), max(i.gx1 for i in items),
+                                params.gutter * h, ink=True), items, ink=True)
+    for lo, hi in bands:
+        cut = (lo + hi) / 2
+        left = [it for it in items if it.gx1 <= cut]
+        right = [it for it in items if it.gx0 >= cut]
+        if left and right and _narrow_gutter(left, right, hi - lo, params, ink=True):
+            return left, right
+    return None
+
+
+def _narrow_gutter(left: list[Item], right: list[Item], gutter: float, params: LayoutParams,
+                   ink: bool = False) -> bool:
     """Columns of text are set close together for their width (a gutter of 1-2 em beside a
     column of 20-40), table cells apart for theirs: a gutter this narrow for the columns on both
     sides of it, each several rows deep and filled with text, parts columns even where their
     rows line up (an index, a glossary in three columns). Text fills its column: one line per
     row, lines a good part of the column's width, where table cells stand beside other cells."""
-    near = (_next_column(left, params, last=True), _next_column(right, params, last=False))
+    near = (_next_column(left, params, True, ink), _next_column(right, params, False, ink))
     if min(len(rows_of(side, params)) for side in near) < params.column_rows:
         return False
     for side in near:
@@ -171,15 +232,16 @@ def _narrow_gutter(left: list[Item], right: list[Item], gutter: float, params: L
     return gutter < params.column_gutter * min(extent(side) for side in near)
 
 
-def _next_column(items: list[Item], params: LayoutParams, last: bool) -> list[Item]:
+def _next_column(items: list[Item], params: LayoutParams, last: bool, ink: bool = False) -> list[Item]:
     """The items of the column nearest a gutter: the side's last (or first) column."""
     h = median_height(items)
-    bands = interior(free_bands(items, min(i.x0 for i in items), max(i.x1 for i in items),
-                                params.gutter * h), items)
+    ends = [x_ends(it, ink) for it in items]
+    lo, hi = min(x0 for x0, _ in ends), max(x1 for _, x1 in ends)
+    bands = interior(free_bands(items, lo, hi, params.gutter * h, ink), items, ink)
     if not bands:
         return items
     if last:
         edge = bands[-1][1]
-        return [it for it in items if it.x0 >= edge]
+        return [it for it, (x0, _) in zip(items, ends) if x0 >= edge]
     edge = bands[0][0]
-    return [it for it in items if it.x1 <= edge]
+    return [it for it, (_, x1) in zip(items, ends) if x1 <= edge]

@@ -6,7 +6,8 @@ the image's pixels and the engine's settings; the next time it sees the same pix
 same settings it reads them back and runs only the cheap annotators (bullets, leaders, figures)
 and the layout stage.
 Any benchmark or `pagerunner eval` run then replays in a fraction of the time. A development
-tool: unset, nothing is read or written.
+tool: unset, nothing is read or written. With PAGERUNNER_LAYOUT_LINES_ONLY=1 as well, a page
+not recorded there raises instead of being recognised (a replay that must not OCR).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from model_cache.layout.lines import LayoutLine
 from outputs.model import Word
 
 ENV = "PAGERUNNER_LAYOUT_LINES"
+ONLY_ENV = "PAGERUNNER_LAYOUT_LINES_ONLY"
 
 
 @dataclass
@@ -49,6 +51,8 @@ def cached(rgb: np.ndarray, settings: str, read: Callable[[], PageLines]) -> Pag
     path = Path(folder) / f"{page_key(rgb, settings)}.json"
     if path.is_file():
         return _decode(json.loads(path.read_text(encoding="utf-8")))
+    if os.environ.get(ONLY_ENV):
+        raise LookupError(f"{ONLY_ENV} is set and this page's lines are not in {folder} ({path.name})")
     page = read()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".tmp{os.getpid()}")

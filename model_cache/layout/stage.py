@@ -114,14 +114,34 @@ def _take_figures(items: list[Item], figures: list[Rect],
 
 def _place_figures(groups: list[Group], figures: list[tuple[Group, Rect]]) -> list[Group]:
     """Each figure goes before the first block that starts below its top edge and shares its
-    x range (the text after it in its column), else at the end."""
+    x range (the text after it in its column), else at the end. A figure with no text beside
+    it spans the page's text: the first block below its top edge follows it, wherever that
+    block starts (a left-aligned heading under a centred figure). Figures side by side are
+    read left to right."""
     out = list(groups)
-    for figure, (x0, y0, x1, y1) in sorted(figures, key=lambda f: f[1][1]):
+    text = [it for g in groups for it in g.items]
+    for figure, (x0, y0, x1, y1) in _figure_order(figures):
+        alone = not any(it.y1 > y0 and it.y0 < y1 and (it.x1 <= x0 or it.x0 >= x1) for it in text)
         at = next((k for k, g in enumerate(out) if g.kind != "figure"
                    and min(it.y0 for it in g.items) >= y0
-                   and min(it.x0 for it in g.items) < x1 and max(it.x1 for it in g.items) > x0), len(out))
+                   and (alone or (min(it.x0 for it in g.items) < x1 and max(it.x1 for it in g.items) > x0))),
+                  len(out))
         out.insert(at, figure)
     return out
+
+
+def _figure_order(figures: list[tuple[Group, Rect]]) -> list[tuple[Group, Rect]]:
+    """Top to bottom; figures sharing most of their height (sub-figures on one row) left to right."""
+    rows: list[list[tuple[Group, Rect]]] = []
+    for fig in sorted(figures, key=lambda f: f[1][1]):
+        _, (_, y0, _, y1) = fig
+        if rows:
+            _, (_, r0, _, r1) = rows[-1][0]
+            if min(y1, r1) - max(y0, r0) > 0.5 * min(y1 - y0, r1 - r0):
+                rows[-1].append(fig)
+                continue
+        rows.append([fig])
+    return [fig for row in rows for fig in sorted(row, key=lambda f: f[1][0])]
 
 
 def reads_right(items: list[Item], h: float, share: float = 0.05) -> bool:
