@@ -346,11 +346,12 @@ class JobStore:
             db.execute("UPDATE pages SET state='running', attempts=attempts+1, run_id=?, started_at=? "
                        "WHERE doc_id=? AND page=?", (run_id, time.time(), doc_id, page))
 
-    def commit_page(self, result: PageResult, run_id: int) -> None:
-        """Store a page's result and its new state in one transaction."""
+    def commit_page(self, result: PageResult, run_id: int, record: dict[str, Any] | None = None) -> None:
+        """Store a page's result and its new state in one transaction (`record`: its to_dict(),
+        if the caller has made it already)."""
         state = "done" if result.status == "ok" else "failed"
         code = result.error.code.value if result.error else None
-        payload = json.dumps(result.to_dict(), ensure_ascii=False, separators=(",", ":"))
+        payload = json.dumps(record or result.to_dict(), ensure_ascii=False, separators=(",", ":"))
         with self.transaction() as db:
             db.execute("UPDATE pages SET state=?, result=?, error_code=?, run_id=?, finished_at=? "
                        "WHERE doc_id=? AND page=?",

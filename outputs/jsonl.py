@@ -10,7 +10,12 @@ from outputs.model import PageResult
 
 
 def page_line(page: PageResult) -> str:
-    return json.dumps(page.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n"
+    return record_line(page.to_dict())
+
+
+def record_line(record: dict[str, Any]) -> str:
+    """One JSONL line of a page record made by PageResult.to_dict (made once, used for several lines)."""
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
 def jsonl_lines(pages: Iterable[PageResult]) -> Iterator[str]:

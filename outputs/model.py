@@ -7,7 +7,7 @@ clockwise from the top-left corner.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
@@ -163,7 +163,7 @@ def _line_dict(line: Line) -> dict[str, Any]:
     out: dict[str, Any] = {"text": line.text, "conf": round(float(line.conf), 4),
                            "box": _round_box(line.box)}
     if line.words is not None:
-        out["words"] = [asdict(Word(w.text, round(float(w.conf), 4), _round_box(w.box)))
+        out["words"] = [{"text": w.text, "conf": round(float(w.conf), 4), "box": _round_box(w.box)}
                         for w in line.words]
     return out
 

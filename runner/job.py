@@ -25,7 +25,7 @@ from model_cache.engine import RESULT_NEUTRAL_OPTIONS, EngineOptions
 from model_cache.ppocr.assets import BUNDLED_MODELS, MODEL_NAME as LEGACY_PPOCR_MODEL, resolve_model
 from model_cache.registry import ENGINE_NAMES, is_plugin_name
 from outputs.files import remove_stale_temps
-from outputs.jsonl import page_line
+from outputs.jsonl import record_line
 from outputs.model import ErrorCode
 from outputs.paths import safe_relative_stem
 from runner.errors import EnvironmentFailure, ExitCode, UsageError
@@ -347,11 +347,12 @@ def _process(store: JobStore, config: RunConfig, run_id: int, reporter: Reporter
     executor = executor_factory(config)
     try:
         for result in executor.run(tasks(), stop.event):
-            store.commit_page(result, run_id)
+            record = result.to_dict()  # once: the store's copy and every JSONL line come from it
+            store.commit_page(result, run_id, record)
             claimed.discard((result.doc_id, result.page))
             summary.processed_now += 1
             for name in store.names_of(result.doc_id):  # identical inputs share the page: a line each
-                line = page_line(replace(result, source=name.relname))
+                line = record_line({**record, "source": name.relname})
                 if "jsonl" in config.formats:
                     _append(results_path, line)
                 if emitter and not emitter.write(line):
