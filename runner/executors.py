@@ -35,6 +35,7 @@ from jobs.store import PageTask
 from outputs.model import ErrorCode, PageError, PageResult
 from model_cache.engine import DeviceLost
 from runner.errors import EngineUnavailable
+from runner.heap import release_free_memory
 from runner.worker import FatalWorkerError, PageWorker, Rendered, WorkerConfig
 
 DEVICE_LOST_EXIT = 75  # a worker whose device owner went away mid-request (runner/device_owner.py)
@@ -363,6 +364,8 @@ def _child_main(conn: Connection, config: WorkerConfig) -> None:
                 conn.send(("result", result))
         except (OSError, ValueError):
             return
+        del rendered, results
+        release_free_memory()
 
 
 def _die_with_parent() -> None:
