@@ -38,10 +38,6 @@ def usable_cpus() -> set[int]:
         return set(range(os.cpu_count() or 1))
 
 
-def usable_cores() -> int:
-    return max(1, len(usable_cpus()))
-
-
 def physical_cores(cpus: set[int], topology: Path = TOPOLOGY) -> int:
     """How many physical cores the given logical CPUs sit on (SMT siblings count once); the
     number of CPUs where Linux does not say."""
