@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Iterator, Protocol
 from jobs.store import PageTask
 from outputs.model import ErrorCode, PageError, PageResult
 from model_cache.engine import DeviceLost
+from model_cache.heap import release_free_memory
 from runner.errors import EngineUnavailable
-from runner.heap import release_free_memory
 from runner.worker import FatalWorkerError, PageWorker, Rendered, WorkerConfig
 
 DEVICE_LOST_EXIT = 75  # a worker whose device owner went away mid-request (runner/device_owner.py)

@@ -1,8 +1,8 @@
-"""runner/heap.py: freed heap memory goes back to the system between pages."""
+"""model_cache/heap.py: freed heap memory goes back to the system between pages."""
 
 import platform
 
-from runner.heap import release_free_memory
+from model_cache.heap import release_free_memory
 
 
 def _rss_kib() -> int:

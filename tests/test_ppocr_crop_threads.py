@@ -43,6 +43,6 @@ def test_auto_keeps_ncnn_threads_inside_layers():
 
 def test_the_mmap_threshold_cap_takes_on_glibc():
     import platform
-    from model_cache.ppocr.crop_threads import cap_mmap_threshold
+    from model_cache.heap import cap_mmap_threshold
     if platform.libc_ver()[0] == "glibc":
         assert cap_mmap_threshold()

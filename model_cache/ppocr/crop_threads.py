@@ -11,8 +11,6 @@ threads finish together. Each crop's text is what the one-thread net gives alone
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import queue
 import threading
 import time
@@ -23,26 +21,11 @@ import ncnn
 import numpy as np
 
 from model_cache.engine import EngineError
+from model_cache.heap import cap_mmap_threshold
 from model_cache.ppocr.assets import NetFiles
 from model_cache.ppocr.runtime import NcnnNet, RuntimeOptions
 
 T = TypeVar("T")
-
-M_MMAP_THRESHOLD = -3  # glibc mallopt parameter
-MMAP_THRESHOLD = 1 << 20
-
-
-def cap_mmap_threshold() -> bool:
-    """Serve every allocation of 1 MiB or more with its own mmap, returned on free. glibc
-    otherwise raises the threshold each time such a block is freed, so the blobs and logits of
-    crops of ever new widths, allocated by two threads in two arenas, stay in the heaps: PP-OCRv5
-    peaked at 813 MB with crop threads against 590 one crop at a time, 574 with this cap
-    (two dense pages, measured). Process-wide; a no-op where libc is not glibc."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return bool(libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
-    except (OSError, AttributeError):
-        return False
 
 
 class CropThreads:
