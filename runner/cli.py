@@ -62,8 +62,9 @@ def run(
                                    help="auto: read real text layers, OCR the rest; ignore: OCR every page; "
                                         "only: never OCR"),
     threads: Optional[int] = typer.Option(None, "--threads", min=1,
-                                          help="Threads per worker for the engine (default: ppocr on a CPU 1, "
-                                               "other engines every core; 2 on a GPU or Ray)."),
+                                          help="Threads per worker for the engine (default: ppocr on a CPU the "
+                                               "hardware threads of one core; other engines every core; "
+                                               "2 on a GPU or Ray)."),
     device: str = typer.Option("cpu", "--device", help="cpu | gpu (every Vulkan device) | gpu:0,1"),
     model_dir: Optional[Path] = typer.Option(None, "--model-dir", help="A model folder with manifest.json."),
     model: Optional[str] = typer.Option(None, "--model", help=MODEL_HELP),
@@ -83,7 +84,7 @@ def run(
     executor: str = typer.Option("process", "--executor", help="process | inline | ray"),
     workers: Optional[int] = typer.Option(None, "--workers", min=1,
                                           help="Worker processes (or Ray actors) (default: ppocr on a CPU one "
-                                               "per core, as memory allows; otherwise 1)."),
+                                               "per physical core, as memory allows; otherwise 1)."),
     batch: Optional[int] = typer.Option(None, "--batch", min=1,
                                         help="Pages per engine call (default: 8 on a GPU, 1 on a CPU)."),
     feeders: Optional[int] = typer.Option(None, "--feeders", min=0,

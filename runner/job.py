@@ -111,6 +111,8 @@ class RunConfig:
 
     def with_parallelism(self) -> RunConfig:
         """This config with --workers and --threads filled in where the user left them out."""
+        if self.workers is not None and self.threads is not None:
+            return self  # already planned (or given): no need to read the host again
         chosen = plan(self.engine, self.device, self.executor, self.workers, self.threads)
         return replace(self, workers=chosen.workers, threads=chosen.threads)
 
