@@ -12,7 +12,7 @@ next, then the values in brackets):
   rec_batch ("auto" | "on" | "off": line crops of all pages of an ocr_many call packed into
   strips, batch_rec.py; auto = on for a GPU, off on a CPU: on a quiet 2-core machine strips
   were no faster for either model, and took more memory),
-  rec_strip_steps (time steps per strip: 512 on a CPU, 1024 on a GPU),
+  rec_strip_steps (time steps per strip: 512 on a CPU, 2048 on a GPU),
   det_precision ("fp32" | "fp16": the detector's storage and arithmetic on a GPU; fp32 gives
   the CPU's lines, fp16 moved 40 of 2144 dense lines by a character or two),
   gpu_streams (2: concurrent net calls in a GPU device owner, service.py),
@@ -201,7 +201,7 @@ class PPOCREngine:
         rec_runtime = RuntimeOptions(runtime.threads, runtime.gpu, runtime.device_index,
                                      fp16=not top1 or rec_fp16,
                                      direct_conv=True)
-        steps = options.get("rec_strip_steps") or ("1024" if runtime.gpu else str(BatchParams.max_steps))
+        steps = options.get("rec_strip_steps") or str(_strip_steps(runtime.gpu))
         if not steps.isdigit() or int(steps) < 1:
             raise EngineError(f"ppocr option rec_strip_steps={steps!r} is not a positive whole number")
         # On a GPU every strip has the same shape (the tail is gap): ncnn's Vulkan allocator then
@@ -349,6 +349,13 @@ class PPOCREngine:
         if self.batch.top1:
             return [ctc_decode_top1(s, self.dictionary) for s in scores]
         return [ctc_decode(s, self.dictionary, logits=True) for s in scores]
+
+
+def _strip_steps(gpu: bool) -> int:
+    """Time steps per strip. On a GPU (H200, fp32) PP-OCRv5's strips cost 12.6 / 20 / 43 / 93 ms at
+    1024 / 2048 / 4096 / 8192 steps (its attention grows with steps^2): 2048 read the mixed job
+    13 % faster than 1024, longer strips slower (docs/benchmarks.md)."""
+    return 2048 if gpu else BatchParams.max_steps
 
 
 def _det_fp16(options: EngineOptions) -> bool:
