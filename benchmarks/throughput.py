@@ -45,7 +45,10 @@ from report_md import command_line, machine_facts, markdown_table, median, repla
 REPO = Path(__file__).resolve().parents[1]
 SOURCE_PDF = "maint-guide.en.p5-9.pdf"
 TOOL_NAMES = ("pagerunner", "pagerunner-1proc", "pagerunner-png", "tesseract-1proc", "tesseract-2proc", "rapidocr-v4",
-              "rapidocr-v5", "faster-paddle-tiny", "faster-paddle-small")
+              "rapidocr-v5", "faster-paddle-tiny", "faster-paddle-small", "faster-paddle-tiny-det1280")
+# faster-paddle tiny with its detector input capped as pagerunner's PP-OCRv6 tiny caps it (long side
+# 1280, its manifest's det_limit_side): the same arithmetic per page on both runtimes.
+FASTER_PADDLE_DET1280 = 1280
 DEFAULT_TOOLS = ("pagerunner", "tesseract-1proc", "tesseract-2proc", "rapidocr-v4", "rapidocr-v5")
 
 
@@ -235,9 +238,10 @@ def rapidocr_contender(job: Job, models: str, threads: int) -> Contender:
     return Contender(f"rapidocr-{models}", describe, command, check)
 
 
-def faster_paddle_contender(job: Job, size: str, threads: int) -> Contender:
+def faster_paddle_contender(job: Job, size: str, threads: int, det_max_side: int | None = None) -> Contender:
     def command(out: Path) -> tuple[list[str], dict[str, str]]:
-        return ([sys.executable, str(REPO / "benchmarks" / "faster_paddle_batch.py"), "--size", size,
+        det = ["--det-max-side", str(det_max_side)] if det_max_side else []
+        return ([sys.executable, str(REPO / "benchmarks" / "faster_paddle_batch.py"), "--size", size, *det,
                  "--threads", str(threads), "--out", str(out), *map(str, job.pngs)], _python_env())
 
     def check(out: Path) -> int:
@@ -246,8 +250,10 @@ def faster_paddle_contender(job: Job, size: str, threads: int) -> Contender:
     from importlib.metadata import version
 
     describe = (f"faster-paddle {version('faster-paddle')} (PP-OCRv6 {size}, its bundled ONNX Runtime), "
-                f"threads={threads}, ocr_batch over windows of 4 pages, one process")
-    return Contender(f"faster-paddle-{size}", describe, command, check)
+                f"threads={threads}, ocr_batch over windows of 4 pages, one process"
+                + (f", detector input long side at most {det_max_side}" if det_max_side else ""))
+    name = f"faster-paddle-{size}" + (f"-det{det_max_side}" if det_max_side else "")
+    return Contender(name, describe, command, check)
 
 
 def make_contenders(names: list[str], job: Job, threads: int,
@@ -282,7 +288,9 @@ def make_contenders(names: list[str], job: Job, threads: int,
             except ImportError:
                 print(f"skipping {name}: faster-paddle is not installed", file=sys.stderr)
                 continue
-            made.append(faster_paddle_contender(job, name.rsplit("-", 1)[1], threads))
+            size = name.split("-")[2]
+            det = FASTER_PADDLE_DET1280 if name.endswith("-det1280") else None
+            made.append(faster_paddle_contender(job, size, threads, det))
         else:
             try:
                 import rapidocr_onnxruntime  # noqa: F401
