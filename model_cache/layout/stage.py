@@ -6,7 +6,8 @@
 1. Lines inside a non-text region found from the page's ink (a figure and its labels) are
    taken out and read together as one `figure` block.
 2. Margin notes are taken out and woven back beside their paragraphs (margin_notes.py).
-3. The body is cut into regions and columns and read into paragraph-sized blocks (order.py).
+3. The body is cut into regions and columns and read into paragraph-sized blocks (order.py);
+   an index's padded OCR boxes are trimmed to their ink at its column edges first (tab_stops.py).
 4. Blocks get their kinds (kinds.py).
 5. With `keep_order`, the lines keep the order they came in (a PDF's content stream) unless
    that order jumps back up inside a column; the blocks and kinds are still the stage's.
@@ -22,6 +23,7 @@ from model_cache.layout.kinds import assign_kinds
 from model_cache.layout.lines import LayoutLine
 from model_cache.layout.margin_notes import note_groups, split_margin_notes, weave_notes
 from model_cache.layout.order import ordered_blocks
+from model_cache.layout.tab_stops import trim_to_tab_stops
 from model_cache.layout.tables import table_grid
 from outputs.model import Block
 
@@ -62,7 +64,7 @@ def _groups(lines: list[LayoutLine], width: float, height: float, figures: list[
     h = median_height(items)
     figure_groups, items = _take_figures(items, figures, params)
     notes, body = split_margin_notes(items, params, h, height)
-    groups = ordered_blocks(body, params, h) if body else []
+    groups = ordered_blocks(trim_to_tab_stops(body, h, params), params, h) if body else []
     if notes:
         groups = weave_notes(groups, note_groups(notes, params, h), params, h)
     groups = _place_figures(groups, figure_groups)
