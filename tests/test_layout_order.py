@@ -349,3 +349,15 @@ def test_aligned_columns_without_page_numbers_keep_their_boxes():
     assert after == before
     before, after = boxes(lambda k: f"{k + 3}")
     assert after != before
+
+
+def test_an_index_line_the_detector_ran_across_the_gutter_is_cut_there():
+    """Row 6 of the index is one detector line over both columns; its word gap lies where the
+    lines above and below stop and start again: it is cut there and each half read in its column."""
+    lines = [line for line in _index_page(lambda k: f"{k + 3}") if "entry 6 " not in line.text]
+    words = [Word("left entry 6 9", 0.99, [[100, 440], [720, 440], [720, 470], [100, 470]]),
+             Word("right entry 6 9", 0.99, [[760, 440], [1380, 440], [1380, 470], [760, 470]])]
+    lines.append(Line("left entry 6 9 right entry 6 9", 0.99, [[94, 440], [1386, 440], [1386, 470], [94, 470]],
+                      words))
+    order = _order(build_blocks(lines, 2339))
+    assert order == [f"left entry {k} {k + 3}" for k in range(12)] + [f"right entry {k} {k + 3}" for k in range(12)]

@@ -3,6 +3,8 @@
     blocks = layout_page(lines, width, height)                      # OCR: order from geometry
     blocks = layout_page(lines, width, height, keep_order=True)     # text layer: its own order,
                                                                     # where that order reads right
+0. An OCR line the detector ran across a column gutter (its word gap where the lines above and
+   below stop and start again) is cut there (crossing.py).
 1. Lines inside a non-text region found from the page's ink (a figure and its labels) are
    taken out and read together as one `figure` block.
 2. Margin notes are taken out and woven back beside their paragraphs (margin_notes.py).
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from model_cache.layout.crossing import split_crossing
 from model_cache.layout.geometry import (Group, Item, LayoutParams, join_leaders, join_row, make_item,
                                          median_height, page_skew, rows_of)
 from model_cache.layout.kinds import assign_kinds
@@ -58,7 +61,8 @@ def _groups(lines: list[LayoutLine], width: float, height: float, figures: list[
             params: LayoutParams) -> list[Group]:
     indexed = [(i, line) for i, line in enumerate(lines) if _has_text(line)]
     skew = page_skew([line for _, line in indexed])
-    items = join_leaders([make_item(line, skew, (i,)) for i, line in indexed], params)
+    items = [make_item(line, skew, (i,)) for i, line in indexed]
+    items = join_leaders(split_crossing(items, params, skew) if items else [], params)
     if not items:
         return []
     h = median_height(items)
