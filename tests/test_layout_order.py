@@ -361,14 +361,3 @@ def test_an_index_line_the_detector_ran_across_the_gutter_is_cut_there():
                       words))
     order = _order(build_blocks(lines, 2339))
     assert order == [f"left entry {k} {k + 3}" for k in range(12)] + [f"right entry {k} {k + 3}" for k in range(12)]
-
-
-def test_an_index_of_short_entries_is_read_column_by_column():
-    """Two columns of short index entries ('lair 7') set row by row with a wide gutter pair up
-    like a table's cells, but both end in page numbers: they are columns."""
-    lines = []
-    for k in range(10):
-        y = 200 + 40 * k
-        lines += [_inked(f"alpha{k} {k + 2}", 100, y, 260 + 20 * (k % 3)), _inked(f"beta{k} {k + 4}", 800, y, 960)]
-    order = _order(build_blocks(lines, 2339))
-    assert order == [f"alpha{k} {k + 2}" for k in range(10)] + [f"beta{k} {k + 4}" for k in range(10)]

@@ -26,7 +26,6 @@ import numpy as np
 from model_cache.layout.geometry import (Group, Item, LayoutParams, extent, free_bands, interior,
                                          join_row, median_height, rows_of, x_ends)
 from model_cache.layout.paragraphs import leaf_blocks
-from model_cache.layout.tab_stops import index_rows
 
 
 @dataclass
@@ -189,17 +188,10 @@ def _column_split(region: Region, params: LayoutParams) -> tuple[list[Item], lis
         cut = (lo + hi) / 2
         left = [it for it in region.items if it.x1 <= cut]
         right = [it for it in region.items if it.x0 >= cut]
-        if left and right and (_narrow_gutter(left, right, hi - lo, params) or _index_gutter(left, right, params)
+        if left and right and (_narrow_gutter(left, right, hi - lo, params)
                                or not is_row_structured(left, right, params)):
             return left, right
     return None
-
-
-def _index_gutter(left: list[Item], right: list[Item], params: LayoutParams) -> bool:
-    """Index columns on both sides of a gutter (rows ending in page numbers) are columns even
-    where their short entries pair up row by row like a table's cells."""
-    return (index_rows(_next_column(left, params, True), params, entries=True)
-            and index_rows(_next_column(right, params, False), params, entries=True))
 
 
 def _ink_column_split(region: Region, params: LayoutParams, h: float) -> tuple[list[Item], list[Item]] | None:

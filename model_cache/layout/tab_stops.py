@@ -79,16 +79,7 @@ def _index_column(items: list[Item], stops: list[float], stop: float, tol: float
     """Is the column starting at `stop` an index's: most of its rows end in page numbers?"""
     later = [s for s in stops if s > stop + tol]
     end = later[0] - tol if later else float("inf")
-    return index_rows([it for it in items if stop - tol <= it.gx0 < end], params)
-
-
-def index_rows(column: list[Item], params: LayoutParams, entries: bool = False) -> bool:
-    """Are these the rows of an index's column: `params.tab_lines` or more, at least
-    `params.index_tails` of them ending in page numbers? With `entries`, the numbers must end
-    an entry ('lair 7'), not stand alone (a table of contents' column of page numbers)."""
+    column = [it for it in items if stop - tol <= it.gx0 < end]
     rows = rows_of(column, params)
-    tails = 0
-    for row in rows:
-        text = max(row, key=lambda i: i.gx1).line.text
-        tails += bool(PAGE_TAIL.search(text) and (not entries or any(ch.isalpha() for ch in text)))
+    tails = sum(1 for row in rows if PAGE_TAIL.search(max(row, key=lambda i: i.gx1).line.text))
     return len(rows) >= params.tab_lines and tails >= params.index_tails * len(rows)
