@@ -1,6 +1,8 @@
 """Reading order on synthetic layouts (boxes in, blocks out; no model needed)."""
 
 from model_cache.layout import from_line, layout_page
+from model_cache.layout.geometry import LayoutParams, make_item, median_height
+from model_cache.layout.tab_stops import trim_to_tab_stops
 from outputs.model import Line, Word
 
 
@@ -315,3 +317,47 @@ def test_a_description_list_as_close_as_an_inked_gutter_stays_row_by_row():
         y += 100
     order = [t.split()[0] for t in _order(build_blocks(lines, 2339))]
     assert order[:4] == ["label0", "description", "label1", "description"]
+
+
+def _index_page(tail) -> list[Line]:
+    """Two columns of twelve entries whose ink starts at x=100 and x=760, 40 px apart in ink.
+    Their boxes are padded by 6 px, except one left entry's box (row 6), padded by 26 px: its
+    box comes within 8 px of the right column's (less than the 18 px of a gutter)."""
+    lines = []
+    for k in range(12):
+        y = 200 + 40 * k
+        lines.append(_inked(f"left entry {k} {tail(k)}", 100, y, 720, pad=26 if k == 6 else 6))
+        lines.append(_inked(f"right entry {k} {tail(k)}", 760, y, 1380, pad=6))
+    return lines
+
+
+def test_an_index_is_read_column_by_column_where_one_padded_box_closes_its_gutter():
+    """The index's entries end in page numbers and start at two tab stops: the boxes reaching
+    into the gap before the right column are trimmed to their ink, and the gutter holds."""
+    order = _order(build_blocks(_index_page(lambda k: f"{k + 3}, {2 * k + 9}"), 2339))
+    assert [t.split()[0] for t in order] == ["left"] * 12 + ["right"] * 12
+
+
+def test_aligned_columns_without_page_numbers_keep_their_boxes():
+    """The same layout whose lines do not end in page numbers (code beside a column of names)
+    is no index: no box is trimmed (with page numbers, the padded boxes are)."""
+    def boxes(tail):
+        items = [make_item(from_line(line)) for line in _index_page(tail)]
+        trimmed = trim_to_tab_stops(items, median_height(items), LayoutParams())
+        return [(it.x0, it.x1) for it in items], [(it.x0, it.x1) for it in trimmed]
+    before, after = boxes(lambda k: "{ x }")
+    assert after == before
+    before, after = boxes(lambda k: f"{k + 3}")
+    assert after != before
+
+
+def test_an_index_line_the_detector_ran_across_the_gutter_is_cut_there():
+    """Row 6 of the index is one detector line over both columns; its word gap lies where the
+    lines above and below stop and start again: it is cut there and each half read in its column."""
+    lines = [line for line in _index_page(lambda k: f"{k + 3}") if "entry 6 " not in line.text]
+    words = [Word("left entry 6 9", 0.99, [[100, 440], [720, 440], [720, 470], [100, 470]]),
+             Word("right entry 6 9", 0.99, [[760, 440], [1380, 440], [1380, 470], [760, 470]])]
+    lines.append(Line("left entry 6 9 right entry 6 9", 0.99, [[94, 440], [1386, 440], [1386, 470], [94, 470]],
+                      words))
+    order = _order(build_blocks(lines, 2339))
+    assert order == [f"left entry {k} {k + 3}" for k in range(12)] + [f"right entry {k} {k + 3}" for k in range(12)]

@@ -36,6 +36,11 @@ class LayoutParams:
     title_size: float = 1.25  # a short block set this much larger than the body is a title
     table_pieces: int = 3  # a gutter with lines on both sides in this many blank-separated pieces...
     cell_rows: int = 6  # ...none deeper than this many rows, parts table cells, not columns
+    tab_lines: int = 8  # a tab stop: this many OCR lines' ink starting at one x...
+    tab_tol: float = 0.25  # ...within this many line heights
+    index_tails: float = 0.5  # a column whose rows end in page numbers this often is an index's
+    cross_reach: float = 4.0  # a line crossing a gutter: neighbours this near (line heights)...
+    cross_gap: float = 0.3  # ...leave a gap this wide where the line has a word gap as wide
 
 
 @dataclass

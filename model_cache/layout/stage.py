@@ -3,10 +3,13 @@
     blocks = layout_page(lines, width, height)                      # OCR: order from geometry
     blocks = layout_page(lines, width, height, keep_order=True)     # text layer: its own order,
                                                                     # where that order reads right
+0. An OCR line the detector ran across a column gutter (its word gap where the lines above and
+   below stop and start again) is cut there (crossing.py).
 1. Lines inside a non-text region found from the page's ink (a figure and its labels) are
    taken out and read together as one `figure` block.
 2. Margin notes are taken out and woven back beside their paragraphs (margin_notes.py).
-3. The body is cut into regions and columns and read into paragraph-sized blocks (order.py).
+3. The body is cut into regions and columns and read into paragraph-sized blocks (order.py);
+   an index's padded OCR boxes are trimmed to their ink at its column edges first (tab_stops.py).
 4. Blocks get their kinds (kinds.py).
 5. With `keep_order`, the lines keep the order they came in (a PDF's content stream) unless
    that order jumps back up inside a column; the blocks and kinds are still the stage's.
@@ -16,12 +19,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from model_cache.layout.crossing import split_crossing
 from model_cache.layout.geometry import (Group, Item, LayoutParams, join_leaders, join_row, make_item,
                                          median_height, page_skew, rows_of)
 from model_cache.layout.kinds import assign_kinds
 from model_cache.layout.lines import LayoutLine
 from model_cache.layout.margin_notes import note_groups, split_margin_notes, weave_notes
 from model_cache.layout.order import ordered_blocks
+from model_cache.layout.tab_stops import trim_to_tab_stops
 from model_cache.layout.tables import table_grid
 from outputs.model import Block
 
@@ -56,13 +61,14 @@ def _groups(lines: list[LayoutLine], width: float, height: float, figures: list[
             params: LayoutParams) -> list[Group]:
     indexed = [(i, line) for i, line in enumerate(lines) if _has_text(line)]
     skew = page_skew([line for _, line in indexed])
-    items = join_leaders([make_item(line, skew, (i,)) for i, line in indexed], params)
+    items = [make_item(line, skew, (i,)) for i, line in indexed]
+    items = join_leaders(split_crossing(items, params, skew) if items else [], params)
     if not items:
         return []
     h = median_height(items)
     figure_groups, items = _take_figures(items, figures, params)
     notes, body = split_margin_notes(items, params, h, height)
-    groups = ordered_blocks(body, params, h) if body else []
+    groups = ordered_blocks(trim_to_tab_stops(body, h, params), params, h) if body else []
     if notes:
         groups = weave_notes(groups, note_groups(notes, params, h), params, h)
     groups = _place_figures(groups, figure_groups)

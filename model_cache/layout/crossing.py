@@ -1,0 +1,128 @@
+"""Lines that run across a column gutter are cut at it.
+
+In a tight index, a glossary or a paper with a narrow gutter, a text detector now and then
+boxes two columns' lines of one row as one line ("\\EnableCrossrefs . 24 \\opening ... 4, 111").
+Such a line closes the gutter for every rule that looks for free vertical bands, and its
+words are read across the columns. The evidence that it is two lines is around it: the
+lines above it and below it stop short of one x position and start again after it (the
+detector cut them there), and the line has a word gap at that position. It is cut there;
+nothing is cut where a line above or below runs through the gap, nor without lines on
+both sides of the gap above it or below it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from model_cache.layout.geometry import Item, LayoutParams, make_item, median_height
+from model_cache.layout.lines import OCR, LayoutLine
+from outputs.model import Word
+
+Gap = tuple[float, float]  # x extent of a gap between two words, in the deskewed frame
+
+
+def split_crossing(items: list[Item], params: LayoutParams, skew: float) -> list[Item]:
+    """`items` with every OCR line that crosses a gutter of its neighbours cut into pieces."""
+    h = median_height(items)
+    out: list[Item] = []
+    for it in items:
+        queue = [it]
+        while queue:
+            piece = queue.pop(0)
+            cut = _gutter_cut(piece, items, params, h)
+            if cut is None:
+                out.append(piece)
+                continue
+            left, right = _split(piece.line, cut, piece)
+            queue[:0] = [make_item(left, skew, piece.ids), make_item(right, skew, piece.ids)]
+    return out
+
+
+def _gutter_cut(it: Item, items: list[Item], params: LayoutParams, h: float) -> int | None:
+    """The word index (first word of the right piece) at which `it` crosses a gutter."""
+    line = it.line
+    if line.origin != OCR or it.gx1 - it.gx0 < 4 * h:
+        return None
+    gaps = word_gaps(it)
+    if not gaps:
+        return None
+    reach = params.cross_reach * h
+    near = [o for o in items if o is not it and abs(o.cy - it.cy) <= reach
+            and min(o.y1, it.y1) - max(o.y0, it.y0) < 0.5 * min(o.h, it.h)]
+    above = [o for o in near if o.cy < it.cy]
+    below = [o for o in near if o.cy > it.cy]
+    if it.h > 1.2 * median_height(near or [it]):
+        return None  # a title set larger than its neighbours spans their columns
+    for k, (a, b) in enumerate(gaps):
+        if b - a < params.cross_gap * h:
+            continue
+        centre = (a + b) / 2
+        sides = [_gutter_at(centre, side, it, h, params) for side in (above, below)]
+        if None not in sides and any(sides):
+            return k + 1
+    return None
+
+
+def _gutter_at(x: float, side: list[Item], it: Item, h: float, params: LayoutParams) -> bool | None:
+    """True if lines on this side of `it` stop before x and others start after it, within
+    `it`'s span; None if a line runs through x (unless through a word gap of its own: another
+    crossing line); False if neither (no lines, or lines on one side of x only)."""
+    span = [o for o in side if o.gx1 > it.gx0 and o.gx0 < it.gx1]
+    if any(o.gx0 < x < o.gx1 and not _gap_at(o, x, h) for o in span):
+        return None
+    left = [o.gx1 for o in span if o.gx1 <= x]
+    right = [o.gx0 for o in span if o.gx0 >= x]
+    return min(len(left), len(right)) >= 2 and min(right) - max(left) >= params.cross_gap * h
+
+
+def _gap_at(it: Item, x: float, h: float) -> bool:
+    return any(a - 0.15 * h <= x <= b + 0.15 * h for a, b in word_gaps(it))
+
+
+def word_gaps(it: Item) -> list[Gap]:
+    """The gaps between the line's words: from its word boxes where it has them, else guessed
+    from the text, each character taking an equal share of the ink's width."""
+    line = it.line
+    if line.words and len(line.words) >= 2:
+        spans = [_x_span(w.box) for w in line.words]
+        return [(spans[k][1], spans[k + 1][0]) for k in range(len(spans) - 1)]
+    text = line.text
+    if " " not in text.strip():
+        return []
+    unit = (it.gx1 - it.gx0) / max(len(text), 1)
+    return [(it.gx0 + k * unit, it.gx0 + (k + 1) * unit) for k, ch in enumerate(text) if ch == " "]
+
+
+def _x_span(box) -> tuple[float, float]:
+    xs = [p[0] for p in box]
+    return min(xs), max(xs)
+
+
+def _split(line: LayoutLine, cut: int, it: Item) -> tuple[LayoutLine, LayoutLine]:
+    """The line's words before and after word `cut`, each with the part of the box it covers."""
+    if line.words and len(line.words) >= 2:
+        first, rest = line.words[:cut], line.words[cut:]
+        left_text, right_text = " ".join(w.text for w in first), " ".join(w.text for w in rest)
+        left_end, right_start = _x_span(first[-1].box)[1], _x_span(rest[0].box)[0]
+        words: tuple[list[Word] | None, list[Word] | None] = (first, rest)
+    else:
+        spaces = [k for k, ch in enumerate(line.text) if ch == " "]
+        at = spaces[cut - 1]
+        left_text, right_text = line.text[:at].rstrip(), line.text[at + 1:].lstrip()
+        unit = (it.gx1 - it.gx0) / max(len(line.text), 1)
+        left_end, right_start = it.gx0 + at * unit, it.gx0 + (at + 1) * unit
+        words = (None, None)
+    box = np.asarray(line.box, dtype=np.float64)
+    x0, x1 = float(box[:, 0].min()), float(box[:, 0].max())
+    pad = 0.1 * it.h
+    t_left = min(1.0, max(0.0, (left_end + pad - x0) / max(x1 - x0, 1.0)))
+    t_right = min(1.0, max(0.0, (right_start - pad - x0) / max(x1 - x0, 1.0)))
+    top = lambda t: (box[0] + t * (box[1] - box[0])).tolist()  # noqa: E731
+    bottom = lambda t: (box[3] + t * (box[2] - box[3])).tolist()  # noqa: E731
+    left_box = [box[0].tolist(), top(t_left), bottom(t_left), box[3].tolist()]
+    right_box = [top(t_right), box[1].tolist(), box[2].tolist(), bottom(t_right)]
+    left = replace(line, text=left_text, box=left_box, leader=False, words=words[0])
+    right = replace(line, text=right_text, box=right_box, bullet=None, words=words[1])
+    return left, right
