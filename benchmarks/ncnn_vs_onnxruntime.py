@@ -51,9 +51,8 @@ def cpu_ms(call, repeats: int) -> float:
     return statistics.median(times) * 1000
 
 
-def cases(model: str) -> list[tuple[str, str, tuple[int, int, int]]]:
-    """(role, label, CHW input) of each measured call."""
-    models = load_model_set(model=model)
+def cases(models) -> list[tuple[str, str, tuple[int, int, int]]]:
+    """(role, label, CHW input) of each measured call of one model set."""
     limit = int(models.defaults.get("det_limit_side", DetParams.limit_side))
     width, height = input_size(*A4_200DPI, DetParams(limit_side=limit))
     rows = [("det", f"detector {width} x {height}", (3, height, width))]
@@ -66,7 +65,7 @@ def measure(model: str, repeats: int) -> list[tuple[str, float, float]]:
     models = load_model_set(model=model)
     onnx_files = {spec.role: source_dir(recipe) / spec.source for spec in recipe.nets}
     rows = []
-    for role, label, shape in cases(model):
+    for role, label, shape in cases(models):
         files = models.det if role == "det" else models.rec
         net = NcnnNet(files, RuntimeOptions(threads=1, direct_conv=True))  # as the engine builds them
         session = onnx_session(onnx_files[role])

@@ -5,7 +5,9 @@ A worker allocates and frees hundreds of MB per page (the detector's feature map
 crops, logits) from two threads (render and recognise), so glibc's heaps fill with free
 chunks it keeps: over 500 pages two PP-OCRv6 tiny workers grew from 846 to 1189 MiB
 (benchmarks/flat_memory.py). malloc_trim(0) after each group of pages returns the free pages
-of every heap; it costs a few milliseconds.
+of every heap. Its cost is the next page faulting that memory in again: ~0.1 s of system time a
+page on 2 cores; trimming every 8 pages instead saved that but let a 500-page run peak 90 MiB
+higher, so it stays per group (docs/benchmarks.md, stop 14).
 """
 
 from __future__ import annotations

@@ -6,8 +6,9 @@ Python steps (DB post-processing, crop rectification, CTC decoding, layout) hold
 cores (no SMT), PP-OCRv6 tiny, 12 dense pages side by side: 2 workers x 1 thread 34.1 pages/min,
 1 x 2 26.5. Hardware threads of one core share its units, so they go to one worker as its threads
 (an H200 host's 16 vCPUs: 8 x 2 97.2 pages/min, 16 x 1 88.8; docs/benchmarks.md). Each worker
-holds its own detector buffers, so the count is capped by the memory the host has free. Other engines (HunyuanOCR holds a 1B model) get one worker that
-uses every core; a GPU keeps its owner/feeder plan (job.py); Ray keeps its per-actor request.
+holds its own detector buffers, so the count is capped by the memory the host has free. Other
+engines (HunyuanOCR holds a 1B model) get one worker that uses every core; a GPU keeps its
+owner/feeder plan (job.py); Ray keeps its per-actor request.
 """
 
 from __future__ import annotations

@@ -142,38 +142,38 @@ def _has_padding(conv: Layer) -> bool:
 def _is_block_deconvolution(layer: Layer) -> bool:
     """A Deconvolution whose 2x2 output blocks do not overlap: kernel = stride = 2, no dilation,
     padding, output padding, fixed output size or int8."""
-    p = layer.params
-    return (layer.type == "Deconvolution"
-            and all(p.get(k, "1") == "2" for k in ("1", "3"))
-            and p.get("11", p.get("1")) == "2" and p.get("13", p.get("3")) == "2"
-            and all(p.get(k, "1") == "1" for k in ("2", "12"))
-            and all(p.get(k, "0") == "0" for k in ("4", "14", "15", "16", "18", "19", "20", "21", "8")))
+    p = layer.geti
+    kernel, stride = p("1"), p("3", 1)
+    return (layer.type == "Deconvolution" and kernel == stride == 2
+            and p("11", kernel) == 2 and p("13", stride) == 2 and p("2", 1) == p("12", 1) == 1
+            and not any(p(k) for k in ("4", "14", "15", "16", "18", "19", "20", "21", "8")))
+
+
+def _conv_and_shuffle(deconv: Layer) -> list[Layer]:
+    """The 1x1 Convolution (output o, tap (a, b) -> channel 4o + 2a + b) and PixelShuffle that
+    together compute `deconv`."""
+    out_ch = deconv.geti("0")
+    taps = deconv.weights[0].data.reshape(out_ch, -1, 2, 2)  # ncnn: [out][in][kh][kw]
+    weights = np.ascontiguousarray(taps.transpose(0, 2, 3, 1)).reshape(-1)  # [4*out][in]
+    params = {"0": str(4 * out_ch), "1": "1", "11": "1", "2": "1", "12": "1", "3": "1", "13": "1",
+              "4": "0", "14": "0", "5": deconv.params.get("5", "0"), "6": str(weights.size)}
+    for key in ("9", "-23310"):  # the activation, element-wise: it commutes with the shuffle
+        if key in deconv.params:
+            params[key] = deconv.params[key]
+    conv_weights = [Weight(weights.astype(np.float32), True, deconv.weights[0].fp16)]
+    if deconv.geti("5"):
+        conv_weights.append(Weight(np.repeat(deconv.weights[1].data, 4).astype(np.float32), False))
+    blocks = f"{deconv.outputs[0]}_blocks"
+    return [Layer("Convolution", f"{deconv.name}_blocks", list(deconv.inputs), [blocks], params, conv_weights),
+            Layer("PixelShuffle", f"{deconv.name}_shuffle", [blocks], list(deconv.outputs), {"0": "2"})]
 
 
 def deconvolution_as_pixel_shuffle(graph: Graph) -> int:
-    rewritten = 0
-    for deconv in [l for l in graph.layers if _is_block_deconvolution(l)]:
-        out_ch = deconv.geti("0")
-        taps = deconv.weights[0].data.reshape(out_ch, -1, 2, 2)  # ncnn: [out][in][kh][kw]
-        in_ch = taps.shape[1]
-        weights = np.ascontiguousarray(taps.transpose(0, 2, 3, 1)).reshape(-1)  # [4*out][in]
-        conv_params = {"0": str(4 * out_ch), "1": "1", "11": "1", "2": "1", "12": "1", "3": "1", "13": "1",
-                       "4": "0", "14": "0", "5": deconv.params.get("5", "0"), "6": str(weights.size)}
-        for key in ("9", "-23310"):  # the activation, element-wise: it commutes with the shuffle
-            if key in deconv.params:
-                conv_params[key] = deconv.params[key]
-        conv_weights = [Weight(weights.astype(np.float32), True, deconv.weights[0].fp16)]
-        if deconv.geti("5"):
-            conv_weights.append(Weight(np.repeat(deconv.weights[1].data, 4).astype(np.float32), False))
-        blocks = f"{deconv.outputs[0]}_blocks"
-        conv = Layer("Convolution", f"{deconv.name}_blocks", list(deconv.inputs), [blocks], conv_params,
-                     conv_weights)
-        shuffle = Layer("PixelShuffle", f"{deconv.name}_shuffle", [blocks], list(deconv.outputs), {"0": "2"})
+    deconvs = [layer for layer in graph.layers if _is_block_deconvolution(layer)]
+    for deconv in deconvs:
         at = graph.layers.index(deconv)
-        graph.layers[at:at + 1] = [conv, shuffle]
-        assert in_ch * out_ch * 4 == deconv.geti("6")
-        rewritten += 1
-    return rewritten
+        graph.layers[at:at + 1] = _conv_and_shuffle(deconv)
+    return len(deconvs)
 
 
 def optimize(graph: Graph) -> dict[str, int]:
