@@ -4,7 +4,8 @@
 on a light and a dense page of the kit; and the detector's probability map per page. No feeders,
 no IPC: a ceiling for the owner path (`benchmarks/gpu_throughput.py` measures the whole run).
 
-    python benchmarks/gpu_strip_lengths.py [--model ppocr-v5-mobile] [--steps 1024,2048,4096,8192]
+    python benchmarks/gpu_strip_lengths.py [--model ppocr-v5-mobile] [--steps 1024,2048,4096,8192] \
+        [-E conv=gemm ...]
 """
 
 from __future__ import annotations
@@ -50,9 +51,12 @@ def main() -> None:
     parser.add_argument("--pages", default="1,3", help="1-based pages of --pdf")
     parser.add_argument("--steps", default="1024,2048,4096,8192")
     parser.add_argument("--reps", type=int, default=4)
+    parser.add_argument("-E", dest="extra", action="append", default=[], metavar="KEY=VALUE",
+                        help="an engine option (repeatable), as `pagerunner run -E`")
     args = parser.parse_args()
+    extra = (("rec_batch", "on"), *(tuple(kv.split("=", 1)) for kv in args.extra))
     start = time.perf_counter()
-    engine = PPOCREngine(EngineOptions(threads=2, device="gpu", model=args.model, extra=(("rec_batch", "on"),)))
+    engine = PPOCREngine(EngineOptions(threads=2, device="gpu", model=args.model, extra=extra))
     print(f"engine {engine.name} loaded in {time.perf_counter() - start:.2f} s")
     pages = {}
     for number in map(int, args.pages.split(",")):

@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -88,6 +89,10 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--no-docs", action="store_true", help="do not update docs/benchmarks.md")
     parser.add_argument("--json", type=Path, help="also write the throughput figures here "
                         "(benchmarks/model_figures.py reads them)")
+    parser.add_argument("--baseline", metavar="REV", action="append", default=[],
+                        help="also run pagerunner as it was at git revision REV (its code exported into "
+                             "the work dir, run with its own defaults: `run --threads THREADS`), side by "
+                             "side with this tree's; repeatable")
     return parser.parse_args()
 
 
@@ -169,6 +174,27 @@ def pagerunner_command(target: Path, threads: int, dpi: float, model: str | None
                  *(["--model", model] if model else [])],
                 _python_env())
     return command
+
+
+def baseline_contender(rev: str, work: Path, job: Job, threads: int) -> Contender:
+    """pagerunner at an earlier revision, exported with `git archive` (models included: they are
+    tracked) and run from there as it ran then: one worker with every thread, the default model."""
+    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short=10", f"{rev}^{{commit}}"],
+                            check=True, capture_output=True, text=True).stdout.strip()
+    tree = work / f"baseline-{commit}"
+    if not (tree / "runner").is_dir():
+        tree.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", "-C", str(REPO), "archive", commit], check=True, capture_output=True)
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+
+    def command(out: Path) -> tuple[list[str], dict[str, str]]:
+        # -P: the current directory (this checkout) must not come before the exported tree
+        return ([sys.executable, "-P", "-m", "runner", "run", str(job.pdf), "-o", str(out),
+                 "--formats", "jsonl,md,txt", "--threads", str(threads), "--dpi", str(job.dpi), "-q",
+                 "--text-layer", "ignore"],
+                {**os.environ, "PYTHONPATH": str(tree)})
+    return Contender(f"pagerunner@{commit}", f"pagerunner at git {commit} `run --threads {threads}` on "
+                                             "the PDF (its defaults then)", command, count_jsonl_ok)
 
 
 def count_jsonl_ok(out: Path) -> int:
@@ -470,6 +496,7 @@ def main() -> None:
         if not args.skip_throughput:
             job = build_job(work, args.pages, args.dpi)
             contenders = make_contenders(args.tools, job, args.threads, args.model)
+            contenders += [baseline_contender(rev, work, job, args.threads) for rev in args.baseline]
             run_throughput(contenders, job, work, args.repeats)
         variants = [] if args.skip_memory_run else args.memory_variants
         model = args.model[0] if args.model else None

@@ -19,10 +19,14 @@ import threading
 import time
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection, Listener
+from typing import TYPE_CHECKING, Any
 
 from model_cache.engine import EngineOptions
 from runner.errors import EngineUnavailable
-from runner.worker import WorkerConfig
+
+if TYPE_CHECKING:  # the owner process imports this module: it needs none of the worker's imports
+    from model_cache.ppocr.service import ServiceStats
+    from runner.worker import WorkerConfig
 
 READY_TIMEOUT = 300.0  # s for an owner to load its nets (shader compilation on a cold GPU included)
 MAX_FEEDERS_PER_DEVICE = 12
@@ -42,6 +46,7 @@ class OwnerProcess:
     process: multiprocessing.process.BaseProcess | None = None
     control: Connection | None = None
     info: dict | None = None
+    loaded: bool = False  # every net, the recogniser too
     starts: int = 0
 
     def start(self, context) -> None:
@@ -50,13 +55,45 @@ class OwnerProcess:
                                        daemon=True, name=f"pagerunner-owner-{self.options.device}")
         self.process.start()
         child.close()
-        self.control, self.info = parent, None
+        self.control, self.info, self.loaded = parent, None, False
         self.starts += 1
 
+    def wait_serving(self, timeout: float = READY_TIMEOUT) -> dict:
+        """Until the owner serves feeders (its detector and classifier loaded); its info."""
+        if self.info is None:
+            self._handle(*self._receive(timeout))
+        assert self.info is not None
+        return self.info
+
     def wait_ready(self, timeout: float = READY_TIMEOUT) -> dict:
+        """Until every net is loaded (the recogniser too); its info."""
+        self.wait_serving(timeout)
+        while not self.loaded:
+            self._handle(*self._receive(timeout))
+        assert self.info is not None
+        return self.info
+
+    def poll(self) -> None:
+        """Take a message the owner sent on its own (its recogniser loaded, or could not be)."""
+        while self.control is not None and self.control.poll(0):
+            try:
+                message = self.control.recv()
+            except (EOFError, OSError):
+                return  # it died: the executor sees its sentinel and starts it again
+            self._handle(*message)
+
+    def stats(self) -> ServiceStats:
+        """What the owner has served so far."""
+        assert self.control is not None
+        self.control.send("stats")
+        while True:
+            kind, payload = self._receive(READY_TIMEOUT)
+            if kind == "stats":
+                return payload
+            self._handle(kind, payload)
+
+    def _receive(self, timeout: float) -> tuple[str, Any]:
         assert self.process is not None and self.control is not None
-        if self.info is not None:
-            return self.info
         deadline = time.monotonic() + timeout
         while not self.control.poll(0.05):
             if not self.process.is_alive():
@@ -66,13 +103,15 @@ class OwnerProcess:
                 raise EngineUnavailable(f"the device owner for {self.options.device} did not start "
                                         f"within {timeout:g} s")
         try:
-            kind, payload = self.control.recv()
+            return self.control.recv()
         except (EOFError, OSError):
             raise EngineUnavailable(f"the device owner for {self.options.device} died while starting") from None
+
+    def _handle(self, kind: str, payload: Any) -> None:
         if kind == "fatal":
             raise EngineUnavailable(payload)
         self.info = payload
-        return payload
+        self.loaded = kind == "ready"
 
     def alive(self) -> bool:
         return self.process is not None and self.process.is_alive()
@@ -116,9 +155,30 @@ class DeviceOwners:
         for owner in self.owners:
             owner.start(self._context)
 
+    def wait_serving(self) -> None:
+        for owner in self.owners:
+            owner.wait_serving()
+
     def wait_ready(self) -> None:
         for owner in self.owners:
             owner.wait_ready()
+
+    def controls(self) -> list[Connection]:
+        return [o.control for o in self.owners if o.control is not None]
+
+    def poll(self) -> None:
+        """Late news from the owners: an owner whose recogniser failed to load stops the run."""
+        for owner in self.owners:
+            owner.poll()
+
+    def check_starting(self) -> None:
+        """While feeders start: an owner that failed or died stops the run, with its reason."""
+        self.poll()
+        for owner in self.owners:
+            if not owner.alive():
+                owner.poll()  # its last words, if it sent them between the two looks
+                raise EngineUnavailable(f"the device owner for {owner.options.device} died while starting "
+                                        f"(exit code {owner.process.exitcode if owner.process else None})")
 
     def sentinels(self) -> list:
         return [o.process.sentinel for o in self.owners if o.process is not None]
@@ -144,10 +204,10 @@ def owner_main(options: EngineOptions, address: str, control: Connection) -> Non
     """A device owner process: listen first (feeders may connect while the nets load), load
     the nets, report ready (or fatal) on `control`, then serve until `control` closes."""
     from model_cache.ppocr.service import NetService
-    from runner.executors import _die_with_parent
+    from runner.signals import die_with_parent
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver decides when to stop
-    _die_with_parent()
+    die_with_parent()
     try:
         os.unlink(address)  # a dead owner's socket: this one takes its place
     except FileNotFoundError:
@@ -157,13 +217,15 @@ def owner_main(options: EngineOptions, address: str, control: Connection) -> Non
     try:
         service = NetService(options)
         service.start()
+        threading.Thread(target=service.serve, args=(listener,), name="owner-accept", daemon=True).start()
+        control.send(("serving", {**service.info, "serve_seconds": time.perf_counter() - start,
+                                  "pid": os.getpid()}))
+        service.load_recognizer()  # feeders render and detect their first pages meanwhile
     except Exception as exc:  # EngineError, a missing Vulkan device, a model problem
         control.send(("fatal", f"device owner for {options.device}: {exc}"))
         listener.close()
         return
-    control.send(("ready", {**service.info, "load_seconds": time.perf_counter() - start,
-                            "pid": os.getpid()}))
-    threading.Thread(target=service.serve, args=(listener,), name="owner-accept", daemon=True).start()
+    control.send(("ready", {**service.info, "load_seconds": time.perf_counter() - start, "pid": os.getpid()}))
     try:
         while (message := control.recv()) is not None:
             if message == "stats":

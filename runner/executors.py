@@ -36,6 +36,7 @@ from outputs.model import ErrorCode, PageError, PageResult
 from model_cache.engine import DeviceLost
 from model_cache.heap import release_free_memory
 from runner.errors import EngineUnavailable
+from runner.signals import die_with_parent
 from runner.worker import FatalWorkerError, PageWorker, Rendered, WorkerConfig
 
 DEVICE_LOST_EXIT = 75  # a worker whose device owner went away mid-request (runner/device_owner.py)
@@ -167,8 +168,10 @@ class ProcessExecutor:
         slots = [self._spawn(self.configs[i % len(self.configs)]) for i in range(self.workers)]
         try:
             if self.owners is not None:
-                self.owners.wait_ready()
+                self.owners.wait_serving()  # feeders start on their first pages while the recogniser loads
             for slot in slots:
+                while self.owners is not None and not slot.conn.poll(0.05):
+                    self.owners.check_starting()  # a feeder waits on its owner: one that fails says why
                 self._await_ready(slot)
         except BaseException:
             for slot in slots:
@@ -188,7 +191,11 @@ class ProcessExecutor:
                     return
                 timeout = self._wait_timeout(busy)
                 owners = self.owners.sentinels() if self.owners is not None else []
-                ready = wait([s.conn for s in busy] + [s.process.sentinel for s in busy] + owners, timeout)
+                controls = self.owners.controls() if self.owners is not None else []
+                ready = wait([s.conn for s in busy] + [s.process.sentinel for s in busy] + owners + controls,
+                             timeout)
+                if any(control in ready for control in controls):
+                    self.owners.poll()  # type: ignore[union-attr]  # a recogniser that failed to load stops the run
                 if any(sentinel in ready for sentinel in owners):
                     self.owners.revive()  # type: ignore[union-attr]  # its feeders die and are retried
                 for index, slot in enumerate(slots):
@@ -330,7 +337,7 @@ def _child_main(conn: Connection, config: WorkerConfig) -> None:
     """A worker process: render on a receiver thread, recognise on the main thread, a group
     of pages at a time (one result message per page)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver decides when to stop
-    _die_with_parent()
+    die_with_parent()
     worker = PageWorker(config)
     try:
         worker.warm_up()
@@ -366,16 +373,3 @@ def _child_main(conn: Connection, config: WorkerConfig) -> None:
             return
         del rendered, results
         release_free_memory()
-
-
-def _die_with_parent() -> None:
-    """Ask Linux to kill this worker if the driver dies (SIGKILL included)."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        if os.getppid() == 1:
-            os._exit(0)
-    except (OSError, AttributeError):
-        pass

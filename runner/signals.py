@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 from contextlib import contextmanager
@@ -30,3 +31,16 @@ class StopSignals:
         finally:
             for s, handler in previous.items():
                 signal.signal(s, handler)
+
+
+def die_with_parent() -> None:
+    """Ask Linux to kill this worker if the driver dies (SIGKILL included)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() == 1:
+            os._exit(0)
+    except (OSError, AttributeError):
+        pass

@@ -116,6 +116,7 @@ def test_concurrent_recognition_requests_share_strips(eval_dir):
     from model_cache.ppocr.service import _Request
 
     service = NetService(TINY)
+    service.load_recognizer()
     engine = service.engine
     page = np.asarray(kit_page(eval_dir).convert("RGB"))
     from model_cache.ppocr.detection import detect
@@ -134,6 +135,50 @@ def test_concurrent_recognition_requests_share_strips(eval_dir):
         assert x.shape == y.shape and np.allclose(x, y, atol=1e-4)
     # The strips' submissions are shared out by crops: both requests together paid for them all.
     assert a.replies[0][1]["submissions"] + b.replies[0][1]["submissions"] == pytest.approx(service.stats.strips)
+
+
+def test_recognition_asked_before_the_recogniser_is_loaded_waits_for_it(eval_dir):
+    """The owner serves detection while its recogniser loads; a recognition request made
+    meanwhile is answered once it is loaded, with what the loaded recogniser reads."""
+    import threading
+    import time
+
+    from model_cache.ppocr.service import _Request
+
+    service = NetService(TINY)
+    assert service.engine.batch is None and service.info["top1"] is False
+    service.start()
+    try:
+        page = np.asarray(kit_page(eval_dir).convert("RGB"))
+        detected, early = _Collect(), _Collect()
+        service.det_queue.put(_Request(detected, "det", [np.zeros((3, 64, 64), np.float32)]))
+        crop = prepare(np.ascontiguousarray(page[:48, :400]), RecParams())
+        service.rec_queue.put(_Request(early, "rec", [crop]))
+        deadline = time.monotonic() + 30
+        while not detected.replies and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(detected.replies) == 1 and detected.replies[0][0] != "error"  # served before loading
+        time.sleep(0.2)
+        assert early.replies == []  # waits for the recogniser
+        service.load_recognizer()
+        while not early.replies and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(early.replies) == 1
+        (got,), _ = early.replies[0]
+        want = next(scores for _, scores in service.engine.batch.iter_prepared([crop]))[0]
+        assert np.allclose(got, want, atol=1e-4)
+        assert "rec" in service.info["host_layers"]
+    finally:
+        service.stop()
+
+
+def test_an_owner_whose_recogniser_cannot_load_stops_the_run(tmp_path):
+    """The detector loads and serves, the recogniser then fails: the run stops with the reason."""
+    root = pages_folder(tmp_path, 2)
+    broken = EngineOptions(threads=1, model="ppocr-v6-tiny", extra=(("rec_batch", "on"), ("rec_strip_steps", "many")))
+    with pytest.raises(EngineUnavailable, match="rec_strip_steps"):
+        run_job(RunConfig([str(root)], tmp_path / "out", text_layer="ignore"),
+                executor_factory=lambda config: owned_executor(options=broken))
 
 
 def pages_folder(tmp_path: Path, count: int) -> Path:
@@ -185,8 +230,7 @@ class _AskOwnersAtTheEnd:
             yield result
             if index + 1 == self.pages:
                 for owner in self.inner.owners.owners:  # type: ignore[union-attr]
-                    owner.control.send("stats")  # type: ignore[union-attr]
-                    self.served.append(owner.control.recv()[1])  # type: ignore[union-attr]
+                    self.served.append(owner.stats())
 
 
 @pytest.mark.slow

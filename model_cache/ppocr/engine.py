@@ -18,6 +18,8 @@ next, then the values in brackets):
   gpu_streams (2: concurrent net calls in a GPU device owner, service.py),
   rec_precision ("fp32" | "fp16": the strip recogniser on a GPU; fp16 returns its class index
   in two parts, each exact in fp16, batch_graph._top1_tail_fp16),
+  conv ("direct" | "gemm": ncnn's convolution kernels for the detector and recogniser; direct
+  everywhere (measured in docs/benchmarks.md), gemm = its im2col-gemm and winograd kernels),
   rec_parallel ("auto" | "crops" | "layers": on a CPU without strips, crops = one ncnn thread
   per line crop on `threads` Python threads (crop_threads.py), layers = ncnn's OpenMP inside
   each layer; auto = layers: on this shared 2-core machine neither won clearly, see
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -70,9 +72,10 @@ class PipelineParams:
 
 DET_PRECISION = "fp32"  # on an H200 fp32 cost 1-5 % of throughput and made every line the CPU's
 REC_PRECISION = "fp32"
+CONV_KERNELS = "direct"
 
 OPTION_NAMES = ("det_limit_side", "det_thresh", "det_box_thresh", "det_unclip_ratio", "rec_min_score",
-                "rec_squeeze", "orientation", "cls_vote_lines", "rec_batch", "rec_strip_steps", "det_precision",
+                "rec_squeeze", "orientation", "cls_vote_lines", "rec_batch", "rec_strip_steps", "det_precision", "conv",
                 "gpu_streams", "rec_precision", "rec_parallel")
 
 
@@ -148,7 +151,9 @@ class _Read:
 class PPOCREngine:
     name = MODEL_NAME
 
-    def __init__(self, options: EngineOptions, models: ModelSet | None = None):
+    def __init__(self, options: EngineOptions, models: ModelSet | None = None, recognizer: bool = True):
+        """recognizer=False: detector and classifier only, until load_recognizer() (a device
+        owner serves detection while its recogniser's shaders are still being made)."""
         self.options = options
         self.models = models or load_model_set(options.model_dir, options.model)
         self.name = self.models.name  # the record's `engine` field names the model
@@ -159,17 +164,21 @@ class PPOCREngine:
             self._remote_nets(options.service)
             return
         runtime = RuntimeOptions(threads=options.threads, gpu=gpu, device_index=index)
-        # Direct convolutions: the detector's peak memory halves, and the recogniser's 48 px
-        # high crops run as fast or faster (measured: 20.7 vs 19.3 kpx/s on 2 threads).
-        direct = RuntimeOptions(runtime.threads, gpu, index, direct_conv=True)
-        self.det = NcnnNet(self.models.det, RuntimeOptions(runtime.threads, gpu, index, direct_conv=True,
-                                                           fp16=_det_fp16(options)))
+        direct = RuntimeOptions(runtime.threads, gpu, index, direct_conv=_direct_conv(options))
+        self.det = NcnnNet(self.models.det, replace(direct, fp16=_det_fp16(options)))
         self.cls = NcnnNet(self.models.cls, runtime)
         self.rec_logits = softmax_input(self.models.rec.param, self.models.rec.output)
-        self.batch = self._strip_recognizer(options, direct)
-        self.crop_threads = None if self.batch else self._crop_threads(options, direct)
+        self._direct = direct
+        self.batch = self.crop_threads = self.rec = None
+        if recognizer:
+            self.load_recognizer()
+
+    def load_recognizer(self) -> None:
+        """Strips, crop threads or one crop at a time, as the options say."""
+        self.batch = self._strip_recognizer(self.options, self._direct)
+        self.crop_threads = None if self.batch else self._crop_threads(self.options, self._direct)
         self.rec = (self.batch.net if self.batch else
-                    self.crop_threads.net if self.crop_threads else NcnnNet(self.models.rec, direct))
+                    self.crop_threads.net if self.crop_threads else NcnnNet(self.models.rec, self._direct))
 
     def _crop_threads(self, options: EngineOptions, runtime: RuntimeOptions) -> CropThreads | None:
         mode = (options.get("rec_parallel") or "auto").lower()
@@ -198,9 +207,7 @@ class PPOCREngine:
             return None
         # On a GPU the graph ends in the top-1 tail (its fp16 form gives the index in two parts).
         top1 = runtime.gpu
-        rec_runtime = RuntimeOptions(runtime.threads, runtime.gpu, runtime.device_index,
-                                     fp16=not top1 or rec_fp16,
-                                     direct_conv=True)
+        rec_runtime = replace(runtime, fp16=not top1 or rec_fp16)
         steps = options.get("rec_strip_steps") or str(_strip_steps(runtime.gpu))
         if not steps.isdigit() or int(steps) < 1:
             raise EngineError(f"ppocr option rec_strip_steps={steps!r} is not a positive whole number")
@@ -356,6 +363,15 @@ def _strip_steps(gpu: bool) -> int:
     1024 / 2048 / 4096 / 8192 steps (its attention grows with steps^2): 2048 read the mixed job
     13 % faster than 1024, longer strips slower (docs/benchmarks.md)."""
     return 2048 if gpu else BatchParams.max_steps
+
+
+def _direct_conv(options: EngineOptions) -> bool:
+    """conv: on a CPU direct convolutions halve the detector's peak memory and run the
+    recogniser's 48 px high crops as fast or faster (20.7 vs 19.3 kpx/s on 2 threads)."""
+    kernels = (options.get("conv") or CONV_KERNELS).lower()
+    if kernels not in ("direct", "gemm"):
+        raise EngineError(f"ppocr option conv={kernels!r}: use 'direct' or 'gemm'")
+    return kernels == "direct"
 
 
 def _det_fp16(options: EngineOptions) -> bool:

@@ -87,27 +87,40 @@ class ServiceStats:
 
 
 class NetService:
-    """The nets of one device and the threads that run them."""
+    """The nets of one device and the threads that run them. The detector and classifier are
+    loaded here; the recogniser by load_recognizer(), which the owner calls once it serves, so
+    that feeders' first pages are rendered and detected while its shaders are made (~1 s of an
+    H200 owner's ~2.4 s of pipeline creation). Recognition requests wait for it."""
 
     def __init__(self, options: EngineOptions):
         from model_cache.ppocr.engine import PPOCREngine  # the one place that builds the nets
 
         extra = dict(options.extra)
         extra.setdefault("rec_batch", "on")
-        self.engine = PPOCREngine(replace(options, service=None, extra=tuple(extra.items())))
+        self.engine = PPOCREngine(replace(options, service=None, extra=tuple(extra.items())), recognizer=False)
+        gpu = self.engine.det.net.opt.use_vulkan_compute
         # Concurrent calls per net: each takes a Vulkan queue of its own, so one strip's upload
         # and host-side preparation overlap another's compute. A CPU owner keeps one (its nets'
         # pooled allocators are not thread-safe).
-        self.streams = _streams(options) if self.engine.det.net.opt.use_vulkan_compute else 1
-        if self.engine.batch is None:
-            raise EngineError("the device owner needs the strip recogniser (rec_batch)")
+        self.streams = _streams(options) if gpu else 1
         self.det_queue: queue.Queue[_Request | None] = queue.Queue()
         self.cls_queue: queue.Queue[_Request | None] = queue.Queue()
         self.rec_queue: queue.Queue[_Request | None] = queue.Queue()
         self.stats = ServiceStats()
-        self.info = {"top1": self.engine.batch.top1, "model": self.engine.name,
-                     "host_layers": {"det": self.engine.det.host_layers, "cls": self.engine.cls.host_layers,
-                                     "rec": self.engine.rec.host_layers}}
+        self._rec_loaded = threading.Event()
+        # What a feeder needs to know (hello); the strips end in the top-1 tail on a GPU.
+        self.info = {"top1": gpu, "model": self.engine.name,
+                     "host_layers": {"det": self.engine.det.host_layers, "cls": self.engine.cls.host_layers}}
+
+    def load_recognizer(self) -> None:
+        """Load the strip recogniser; recognition requests queue until then. If it cannot be
+        loaded this raises, and the owner exits: its feeders' pages are retried, and the
+        owner started again reports the failure, which stops the run."""
+        self.engine.load_recognizer()
+        if self.engine.batch is None:
+            raise EngineError("the device owner needs the strip recogniser (rec_batch)")
+        self.info["host_layers"]["rec"] = self.engine.rec.host_layers
+        self._rec_loaded.set()
 
     def start(self) -> list[threading.Thread]:
         threads = [threading.Thread(target=self._net_loop, args=(self.cls_queue,), name="owner-cls", daemon=True)]
@@ -177,6 +190,7 @@ class NetService:
                 request.feeder.fail(f"{type(exc).__name__}: {exc}")
 
     def _rec_loop(self) -> None:
+        self._rec_loaded.wait()
         while True:
             requests = self._take_rec()
             if requests is None:
