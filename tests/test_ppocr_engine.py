@@ -48,6 +48,18 @@ def test_bad_options_are_refused():
         PPOCREngine(EngineOptions(extra=(("det_limit", "1280"),)))  # a typo is an error, not a no-op
     with pytest.raises(EngineError, match="rec_precision"):  # a GPU setting, checked on a CPU too
         PPOCREngine(EngineOptions(extra=(("rec_precision", "fp8"),)))
+    with pytest.raises(EngineError, match="conv"):
+        PPOCREngine(EngineOptions(extra=(("conv", "winograd"),)))
+
+
+def test_conv_picks_ncnns_convolution_kernels():
+    def kernels(engine):
+        return [(net.net.opt.use_sgemm_convolution, net.net.opt.use_winograd_convolution)
+                for net in (engine.det, engine.rec)]
+    tiny = (("rec_batch", "off"),)
+    assert kernels(PPOCREngine(EngineOptions(threads=1, model="ppocr-v6-tiny", extra=tiny))) == [(False, False)] * 2
+    gemm = PPOCREngine(EngineOptions(threads=1, model="ppocr-v6-tiny", extra=(*tiny, ("conv", "gemm"))))
+    assert kernels(gemm) == [(True, True)] * 2
 
 
 def test_engine_is_created_through_the_registry():
