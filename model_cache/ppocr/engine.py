@@ -273,11 +273,15 @@ class PPOCREngine:
 
     def _detect(self, rgb: np.ndarray, timings: dict[str, float]) -> _Page:
         start = time.perf_counter()
-        boxes = detect(self.det, rgb, self.params.det)
-        self.det.release()  # the detector's buffers are the biggest: free them before rec
+        boxes = self._detect_boxes(rgb)
         timings["detect"] = time.perf_counter() - start
         rgb, boxes, rotation = self._orient(rgb, boxes, timings)
         return _Page(rgb, boxes, rotation)
+
+    def _detect_boxes(self, rgb: np.ndarray) -> list[TextBox]:
+        boxes = detect(self.det, rgb, self.params.det)
+        self.det.release()  # the detector's buffers are the biggest: free them before rec
+        return boxes
 
     def _finish(self, rgb: np.ndarray, page: PageLines, timings: dict[str, float]) -> PageResult:
         mark = time.perf_counter()
@@ -300,8 +304,7 @@ class PPOCREngine:
             if vertical_share(boxes, self.params.orient) > self.params.orient.vertical_share:
                 # Detect again on the turned page: DB finds sideways lines only in pieces.
                 rgb, rotation = rotate_image(rgb, 90), 90
-                boxes = detect(self.det, rgb, self.params.det)
-                self.det.release()
+                boxes = self._detect_boxes(rgb)
             if upside_down(self.cls, rgb, boxes, self.params.orient):
                 boxes = rotate_boxes(boxes, 180, rgb.shape[1], rgb.shape[0])
                 rgb, rotation = rotate_image(rgb, 180), (rotation + 180) % 360
