@@ -21,8 +21,8 @@ from model_cache.layout.crossing import split_at
 from model_cache.layout.geometry import Item, LayoutParams, make_item, median_height
 
 Span = tuple[float, float]
-# How far (line heights) a line's box may reach past its ink: the end words' boxes are the
-# line box's, padding and all, which on a justified column's edge reaches ~0.2 into the gutter.
+# How far (line heights) past a band a line's box may reach and still be one column's line
+# reaching into the gutter: its end word's box is the line box's, padding and all.
 BOX_REACH = 0.25
 
 
@@ -36,7 +36,8 @@ class River:
 
 def cut_at_rivers(items: list[Item], params: LayoutParams, skew: float) -> list[Item]:
     """`items` with every line crossing a river cut at it and every box reaching into one
-    trimmed to its ink."""
+    trimmed to the river's edge. A gap overlapping a river already found (at any height) starts
+    no second one."""
     h = median_height(items)
     for river in find_rivers(items, params, h):
         items = _open(items, river, skew)
