@@ -361,3 +361,61 @@ def test_an_index_line_the_detector_ran_across_the_gutter_is_cut_there():
                       words))
     order = _order(build_blocks(lines, 2339))
     assert order == [f"left entry {k} {k + 3}" for k in range(12)] + [f"right entry {k} {k + 3}" for k in range(12)]
+
+
+def _worded(words: list[tuple[str, float, float]], y0: float, pad: float = 8, h: float = 30) -> Line:
+    """An OCR line of the given (text, x0, x1) words, its box padded by `pad` past its end words."""
+    boxes = [Word(t, 0.99, [[a, y0], [b, y0], [b, y0 + h], [a, y0 + h]]) for t, a, b in words]
+    x0, x1 = words[0][1] - pad, words[-1][2] + pad
+    return Line(" ".join(t for t, _, _ in words), 0.99, [[x0, y0], [x1, y0], [x1, y0 + h], [x0, y0 + h]], boxes)
+
+
+def _column_words(side: str, k: int, x0: float, x1: float) -> list[tuple[str, float, float]]:
+    """Six words filling [x0, x1] with 10-14 px word gaps that move from row to row."""
+    gap, width = 10 + 2 * (k % 3), (x1 - x0 - 5 * 12) / 6
+    out, x = [], x0
+    for j in range(6):
+        w = width + (9 if (j + k) % 2 else -9) if j < 5 else x1 - x
+        out.append((f"{side}{k}w{j}", x, x + w))
+        x += w + gap
+    return out
+
+
+def test_two_columns_the_detector_boxed_row_by_row_are_read_column_by_column():
+    """A narrow gutter (30 px of ink) that the detector ran across on eight rows of ten; the two
+    rows it cut have boxes padded 20 px into the gutter. The band no word covers runs down all
+    ten rows: the merged lines are cut there and the columns read one after the other."""
+    lines = []
+    for k in range(10):
+        y = 200 + 40 * k
+        left, right = _column_words("l", k, 100, 700), _column_words("r", k, 730, 1330)
+        if k in (3, 7):
+            lines += [_worded(left, y, pad=20), _worded(right, y, pad=20)]
+        else:
+            lines.append(_worded(left + right, y))
+    words = [w for t in _order(build_blocks(lines, 2339)) for w in t.split()]
+    assert [w[0] for w in words] == ["l"] * 60 + ["r"] * 60
+
+
+def test_wide_word_gaps_that_do_not_line_up_leave_a_column_whole():
+    """One column of justified text whose word gaps are as wide as a gutter (30 px) but fall at a
+    different x on every row: no river, the lines stay whole and in order."""
+    lines = []
+    for k in range(12):
+        x, words = 100.0, []
+        for j in range(8):  # justified: the last word ends at the column's edge
+            w = 100 + 37 * ((j * 5 + k * 3) % 7) if j < 7 else 1500 - x
+            words.append((f"r{k}w{j}", x, x + w))
+            x += w + 30
+        lines.append(_worded(words, 200 + 40 * k))
+    order = _order(build_blocks(lines, 2339))
+    assert order == [" ".join(f"r{k}w{j}" for j in range(8)) for k in range(12)]
+
+
+def test_a_bullet_list_whose_bullets_are_words_of_their_lines_keeps_its_lines():
+    """Bullets 30 px before their items on every row line up like a gutter: they are a hanging
+    indent, and each item stays one line after its bullet."""
+    lines = [_worded([("•", 100, 115), (f"item{k}", 145, 400), ("text", 412, 700 + 20 * (k % 3))], 200 + 40 * k)
+             for k in range(10)]
+    blocks = build_blocks(lines, 2339)
+    assert _order(blocks) == [f"• item{k} text" for k in range(10)]

@@ -35,7 +35,7 @@ def split_crossing(items: list[Item], params: LayoutParams, skew: float) -> list
             if cut is None:
                 out.append(piece)
                 continue
-            left, right = _split(piece.line, cut, piece)
+            left, right = split_at(piece, cut)
             queue[:0] = [make_item(left, skew, piece.ids), make_item(right, skew, piece.ids)]
     return out
 
@@ -100,8 +100,9 @@ def _x_span(box) -> tuple[float, float]:
     return min(xs), max(xs)
 
 
-def _split(line: LayoutLine, cut: int, it: Item) -> tuple[LayoutLine, LayoutLine]:
+def split_at(it: Item, cut: int) -> tuple[LayoutLine, LayoutLine]:
     """The line's words before and after word `cut`, each with the part of the box it covers."""
+    line = it.line
     if line.words and len(line.words) >= 2:
         first, rest = line.words[:cut], line.words[cut:]
         left_text, right_text = " ".join(w.text for w in first), " ".join(w.text for w in rest)

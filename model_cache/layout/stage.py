@@ -4,7 +4,8 @@
     blocks = layout_page(lines, width, height, keep_order=True)     # text layer: its own order,
                                                                     # where that order reads right
 0. An OCR line the detector ran across a column gutter (its word gap where the lines above and
-   below stop and start again) is cut there (crossing.py).
+   below stop and start again) is cut there (crossing.py); so is one crossing a band that no
+   word covers down many rows, where the detector boxed most rows across the gutter (rivers.py).
 1. Lines inside a non-text region found from the page's ink (a figure and its labels) are
    taken out and read together as one `figure` block.
 2. Margin notes are taken out and woven back beside their paragraphs (margin_notes.py).
@@ -26,6 +27,7 @@ from model_cache.layout.kinds import assign_kinds
 from model_cache.layout.lines import LayoutLine
 from model_cache.layout.margin_notes import note_groups, split_margin_notes, weave_notes
 from model_cache.layout.order import ordered_blocks
+from model_cache.layout.rivers import cut_at_rivers
 from model_cache.layout.tab_stops import trim_to_tab_stops
 from model_cache.layout.tables import table_grid
 from outputs.model import Block
@@ -62,7 +64,8 @@ def _groups(lines: list[LayoutLine], width: float, height: float, figures: list[
     indexed = [(i, line) for i, line in enumerate(lines) if _has_text(line)]
     skew = page_skew([line for _, line in indexed])
     items = [make_item(line, skew, (i,)) for i, line in indexed]
-    items = join_leaders(split_crossing(items, params, skew) if items else [], params)
+    items = join_leaders(cut_at_rivers(split_crossing(items, params, skew), params, skew) if items else [],
+                         params)
     if not items:
         return []
     h = median_height(items)
