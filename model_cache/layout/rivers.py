@@ -56,44 +56,45 @@ def find_rivers(items: list[Item], params: LayoutParams, h: float) -> list[River
     both sides of the band in `params.river_rows` of those rows and inside one line in
     `params.river_lines` of them."""
     width = params.gutter * h
+    run = sorted(items, key=lambda i: i.cy)
+    gaps = [_gaps(it) for it in run]  # once: every candidate walks the same lines
     rivers: list[River] = []
-    for lo, hi in _candidate_bands(items, width):
+    for lo, hi, seed in _candidate_bands(gaps, width):
         if any(r.lo < hi and lo < r.hi for r in rivers):
             continue
-        river = _run_down(items, lo, hi, h, params)
+        river = _run_down(run, gaps, seed, (lo, hi), h, params)
         if river is not None:
             rivers.append(river)
     return rivers
 
 
-def _candidate_bands(items: list[Item], width: float) -> list[Span]:
-    """Word gaps at least `width` wide inside OCR lines, widest first."""
-    gaps = [(a, b) for it in items for a, b in _gaps(it) if b - a >= width]
-    return sorted(gaps, key=lambda g: g[0] - g[1])
+def _candidate_bands(gaps: list[list[Span]], width: float) -> list[tuple[float, float, int]]:
+    """Word gaps at least `width` wide inside OCR lines (with the line's index), widest first."""
+    found = [(a, b, k) for k, line_gaps in enumerate(gaps) for a, b in line_gaps if b - a >= width]
+    return sorted(found, key=lambda g: g[0] - g[1])
 
 
-def _run_down(items: list[Item], lo: float, hi: float, h: float, params: LayoutParams) -> River | None:
-    """The run of rows around the gap (lo, hi) that it runs down, if it is a river. A line
+def _run_down(run: list[Item], gaps: list[list[Span]], at: int, band: Span, h: float,
+              params: LayoutParams) -> River | None:
+    """The run of rows around line `at`'s gap `band` that it runs down, if it is a river. A line
     crossing the band narrows it to its own word gap there; a line whose box ends or starts
     inside the band is one column's (its end words carry the box's padding) and leaves it as
     it is; a line whose words cover the band blocks it. One blocking line alone (a stray
     character, a word box too wide) is passed over; two in a row, or a blank three lines
     deep, end the run."""
-    seed = next(it for it in items if any(a <= lo and hi <= b for a, b in _gaps(it)))
-    run = sorted(items, key=lambda i: i.cy)
-    at = run.index(seed)
-    band, kept, blocked = (lo, hi), [seed], 0
+    seed = run[at]
+    kept, blocked = [seed], 0
     for step in (-1, 1):
         k, pending = at + step, 0
         while 0 <= k < len(run) and pending < 2:
-            it = run[k]
+            it, line_gaps = run[k], gaps[k]
             k += step
             if it.x1 <= band[0] or it.x0 >= band[1]:
                 continue  # beside the band, not across it
             edge = kept[-1] if step > 0 else kept[0]
             if abs(it.cy - edge.cy) > 3 * h:
                 break
-            narrowed = _crossing_gap(it, band, params.gutter * h)
+            narrowed = _crossing_gap(it, line_gaps, band, params.gutter * h)
             if narrowed is None:
                 pending += 1
                 continue
@@ -114,12 +115,12 @@ def _spans(it: Item, band: Span) -> bool:
     return it.x0 < band[0] - pad and it.x1 > band[1] + pad
 
 
-def _crossing_gap(it: Item, band: Span, width: float) -> Span | None:
-    """The band as the line leaves it: narrowed to the line's word gap inside it if the line
-    crosses it, as it is if the line only reaches into it, None if the line's words block it."""
+def _crossing_gap(it: Item, gaps: list[Span], band: Span, width: float) -> Span | None:
+    """The band as the line leaves it: narrowed to the line's word gap (of `gaps`) inside it if
+    the line crosses it, as it is if the line only reaches into it, None if its words block it."""
     if not _spans(it, band):
         return band
-    for a, b in _gaps(it):
+    for a, b in gaps:
         lo, hi = max(a, band[0]), min(b, band[1])
         if hi - lo >= width:
             return (lo, hi)
