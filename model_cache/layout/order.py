@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -119,10 +120,22 @@ def is_row_structured(left: list[Item], right: list[Item], params: LayoutParams)
     if not short:
         return True
     h = median_height(short + other)
-    paired = sum(1 for it in short if any(_beside(it, o, params) for o in other))
+    paired = _count_beside(short, other, params)
     narrow = min(np.median([it.x1 - it.x0 for it in side]) for side in (left, right))
     few_rows = max(len(left), len(right)) <= 3  # too few lines to tell columns from a table
     return paired >= params.aligned_share * len(short) and (narrow < params.short_item * h or few_rows)
+
+
+def _count_beside(short: list[Item], other: list[Item], params: LayoutParams) -> int:
+    """How many of `short` have an item of `other` beside them. Only items starting within the
+    tallest one's height above an item, and no lower than its bottom, can overlap it, so only
+    those are tried (a table of thousands of cells would otherwise cost |short| x |other|)."""
+    ordered = sorted(other, key=lambda o: o.y0)
+    starts = [o.y0 for o in ordered]
+    tallest = max(o.y1 - o.y0 for o in ordered)
+    return sum(1 for it in short
+               if any(_beside(it, o, params)
+                      for o in ordered[bisect_left(starts, it.y0 - tallest):bisect_right(starts, it.y1)]))
 
 
 def _beside(a: Item, b: Item, params: LayoutParams) -> bool:
