@@ -419,3 +419,25 @@ def test_a_bullet_list_whose_bullets_are_words_of_their_lines_keeps_its_lines():
              for k in range(10)]
     blocks = build_blocks(lines, 2339)
     assert _order(blocks) == [f"• item{k} text" for k in range(10)]
+
+
+def test_pairing_rows_across_a_gutter_tries_only_lines_that_can_overlap():
+    """order._count_beside looks only at a window of the other side's lines: it must count what
+    trying every pair counts, for lines of any heights and offsets."""
+    import random
+
+    from model_cache.layout.order import _beside, _count_beside
+
+    rng = random.Random(7)
+    params = LayoutParams()
+    for _ in range(40):
+        def side(x0: float) -> list:
+            items = []
+            for _ in range(rng.randint(1, 30)):
+                y, hgt = rng.uniform(0, 900), rng.choice([4.0, 20.0, 30.0, 80.0])
+                items.append(make_item(from_line(Line("cell", 0.9, [[x0, y], [x0 + 90, y], [x0 + 90, y + hgt],
+                                                                    [x0, y + hgt]]))))
+            return items
+        short, other = side(100), side(400)
+        brute = sum(1 for it in short if any(_beside(it, o, params) for o in other))
+        assert _count_beside(short, other, params) == brute
