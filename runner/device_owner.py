@@ -82,6 +82,12 @@ class OwnerProcess:
                 return  # it died: the executor sees its sentinel and starts it again
             self._handle(*message)
 
+    def check_starting(self) -> None:
+        """Raise with the reason if the owner failed or died (its last words, if it sent them)."""
+        self.poll()
+        if not self.alive():
+            self._handle(*self._receive(0.0))
+
     def stats(self) -> ServiceStats:
         """What the owner has served so far."""
         assert self.control is not None
@@ -173,12 +179,8 @@ class DeviceOwners:
 
     def check_starting(self) -> None:
         """While feeders start: an owner that failed or died stops the run, with its reason."""
-        self.poll()
         for owner in self.owners:
-            if not owner.alive():
-                owner.poll()  # its last words, if it sent them between the two looks
-                raise EngineUnavailable(f"the device owner for {owner.options.device} died while starting "
-                                        f"(exit code {owner.process.exitcode if owner.process else None})")
+            owner.check_starting()
 
     def sentinels(self) -> list:
         return [o.process.sentinel for o in self.owners if o.process is not None]

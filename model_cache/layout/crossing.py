@@ -86,7 +86,7 @@ def word_gaps(it: Item) -> list[Gap]:
     from the text, each character taking an equal share of the ink's width."""
     line = it.line
     if line.words and len(line.words) >= 2:
-        spans = [_x_span(w.box) for w in line.words]
+        spans = [x_span(w.box) for w in line.words]
         return [(spans[k][1], spans[k + 1][0]) for k in range(len(spans) - 1)]
     text = line.text
     if " " not in text.strip():
@@ -95,7 +95,7 @@ def word_gaps(it: Item) -> list[Gap]:
     return [(it.gx0 + k * unit, it.gx0 + (k + 1) * unit) for k, ch in enumerate(text) if ch == " "]
 
 
-def _x_span(box) -> tuple[float, float]:
+def x_span(box) -> tuple[float, float]:
     xs = [p[0] for p in box]
     return min(xs), max(xs)
 
@@ -106,7 +106,7 @@ def split_at(it: Item, cut: int) -> tuple[LayoutLine, LayoutLine]:
     if line.words and len(line.words) >= 2:
         first, rest = line.words[:cut], line.words[cut:]
         left_text, right_text = " ".join(w.text for w in first), " ".join(w.text for w in rest)
-        left_end, right_start = _x_span(first[-1].box)[1], _x_span(rest[0].box)[0]
+        left_end, right_start = x_span(first[-1].box)[1], x_span(rest[0].box)[0]
         words: tuple[list[Word] | None, list[Word] | None] = (first, rest)
     else:
         spaces = [k for k, ch in enumerate(line.text) if ch == " "]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from model_cache.layout.crossing import split_at
+from model_cache.layout.crossing import split_at, x_span
 from model_cache.layout.geometry import Item, LayoutParams, make_item, median_height
 
 Span = tuple[float, float]
@@ -48,7 +48,7 @@ def word_spans(it: Item) -> list[Span]:
     """The x extents of the line's words (its ink as one span where it has no word boxes)."""
     if it.ink is None or not it.line.words:
         return [(it.gx0, it.gx1)]
-    return sorted((min(p[0] for p in w.box), max(p[0] for p in w.box)) for w in it.line.words)
+    return sorted(x_span(w.box) for w in it.line.words)
 
 
 def find_rivers(items: list[Item], params: LayoutParams, h: float) -> list[River]:

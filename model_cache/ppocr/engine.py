@@ -164,21 +164,21 @@ class PPOCREngine:
             self._remote_nets(options.service)
             return
         runtime = RuntimeOptions(threads=options.threads, gpu=gpu, device_index=index)
-        direct = RuntimeOptions(runtime.threads, gpu, index, direct_conv=_direct_conv(options))
-        self.det = NcnnNet(self.models.det, replace(direct, fp16=_det_fp16(options)))
+        # The detector's and recogniser's runtime: their convolution kernels follow `conv`.
+        self._conv_runtime = RuntimeOptions(runtime.threads, gpu, index, direct_conv=_direct_conv(options))
+        self.det = NcnnNet(self.models.det, replace(self._conv_runtime, fp16=_det_fp16(options)))
         self.cls = NcnnNet(self.models.cls, runtime)
         self.rec_logits = softmax_input(self.models.rec.param, self.models.rec.output)
-        self._direct = direct
         self.batch = self.crop_threads = self.rec = None
         if recognizer:
             self.load_recognizer()
 
     def load_recognizer(self) -> None:
         """Strips, crop threads or one crop at a time, as the options say."""
-        self.batch = self._strip_recognizer(self.options, self._direct)
-        self.crop_threads = None if self.batch else self._crop_threads(self.options, self._direct)
+        self.batch = self._strip_recognizer(self.options, self._conv_runtime)
+        self.crop_threads = None if self.batch else self._crop_threads(self.options, self._conv_runtime)
         self.rec = (self.batch.net if self.batch else
-                    self.crop_threads.net if self.crop_threads else NcnnNet(self.models.rec, self._direct))
+                    self.crop_threads.net if self.crop_threads else NcnnNet(self.models.rec, self._conv_runtime))
 
     def _crop_threads(self, options: EngineOptions, runtime: RuntimeOptions) -> CropThreads | None:
         mode = (options.get("rec_parallel") or "auto").lower()
