@@ -59,7 +59,7 @@ class OwnerProcess:
         self.starts += 1
 
     def wait_serving(self, timeout: float = READY_TIMEOUT) -> dict:
-        """Until the owner serves feeders (its detector and classifier loaded); its info."""
+        """Until the owner serves feeders (its detector loaded); its info."""
         if self.info is None:
             self._handle(*self._receive(timeout))
         assert self.info is not None

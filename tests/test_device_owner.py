@@ -16,7 +16,7 @@ from model_cache.engine import EngineOptions
 from model_cache.ppocr.batch_rec import prepare
 from model_cache.ppocr.engine import PPOCREngine
 from model_cache.ppocr.recognition import RecParams
-from model_cache.ppocr.runtime import gpu_available
+from model_cache.ppocr.runtime import NcnnNet, gpu_available
 from model_cache.ppocr.service import NetService
 from model_cache.ppocr.wire import INLINE_BELOW, Place, SharedBuffer, pack, unpack
 from runner.device_owner import DeviceOwners, default_feeders
@@ -95,6 +95,9 @@ def test_a_remote_engine_reads_what_the_local_one_reads(eval_dir):
         # Per page: one detection, a few orientation votes and half of one recognition request.
         assert 2 <= timings["net_calls"] <= 10 and timings["ipc_bytes"] > 1e6
         assert remote.det.host_layers == [] and remote.batch.top1 is False  # CPU strips return logits
+        # The votes ran on the feeder's own classifier, on its CPU, not in the owner.
+        assert isinstance(remote.cls, NcnnNet) and remote.cls.stats.calls >= 2
+        assert not remote.cls.net.opt.use_vulkan_compute
     finally:
         owners.stop()
 
@@ -147,6 +150,7 @@ def test_recognition_asked_before_the_recogniser_is_loaded_waits_for_it(eval_dir
 
     service = NetService(TINY)
     assert service.engine.batch is None and service.info["top1"] is False
+    assert service.engine.cls is None  # the feeders vote on orientation themselves
     service.start()
     try:
         page = np.asarray(kit_page(eval_dir).convert("RGB"))

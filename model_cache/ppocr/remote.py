@@ -1,8 +1,8 @@
 """The feeder's side of the device owner (service.py): nets that run in another process.
 
-`RemoteNet` stands in for an NcnnNet (detector, orientation classifier) and `RemoteStrips` for
-the StripRecognizer: the engine calls them as it calls its local nets, and everything but the
-net calls (rectification, DB post-processing, CTC decoding, word boxes, layout) stays here.
+`RemoteNet` stands in for the detector's NcnnNet and `RemoteStrips` for the StripRecognizer:
+the engine calls them as it calls its local nets, and everything but those net calls (the
+orientation vote, rectification, DB post-processing, CTC decoding, word boxes, layout) stays here.
 
 One `ServiceClient` per feeder process: a socket to the owner and a shared buffer for pixels
 (wire.py). One request is in flight at a time. A request that cannot be sent (the owner went
@@ -110,7 +110,7 @@ class _NotSent(Exception):
 
 
 class RemoteNet:
-    """A net held by the owner ('det' or 'cls'): run(mat) as NcnnNet.run."""
+    """A net held by the owner (the detector): run(mat) as NcnnNet.run."""
 
     def __init__(self, client: ServiceClient, op: str):
         self.client = client

@@ -1,7 +1,7 @@
-"""The device owner: one process per GPU that holds the ppocr nets (detector, orientation
-classifier, strip recogniser with its top-1 tail) and runs them for feeder processes, which do
-everything else (render, DB post-processing, crop rectification, CTC decoding, word boxes,
-annotation, layout, and the per-page commit through the executor).
+"""The device owner: one process per GPU that holds the ppocr detector and strip recogniser
+(with its top-1 tail) and runs them for feeder processes, which do everything else (render,
+DB post-processing, the page's orientation vote on their own CPU, crop rectification, CTC
+decoding, word boxes, annotation, layout, and the per-page commit through the executor).
 
 Why: a single worker doing all of a page's steps one after another leaves the GPU idle most of
 the time, and several workers on one GPU each pay for their own Vulkan context and shaders and
@@ -10,14 +10,14 @@ time-share the device. Here one context serves every feeder:
 - recognition requests that arrive while the recogniser is busy are merged: their crops are
   packed into the same strips (batch_rec.py, the one home of the batching design, also used on
   the CPU), and each request is answered as soon as its last strip is done;
-- detection and orientation run on threads of their own, so the detector works while the
+- detection runs on threads of its own, so the detector works while the
   recogniser does (ncnn releases the GIL inside extract); on a GPU `gpu_streams` (2) threads
   run each of the detector and the recogniser, so strips overlap too;
 - pixels travel through shared memory (wire.py); feeders normalize their crops, so the owner
   only places them into strips.
 
 Protocol (multiprocessing.connection over a Unix socket, the run's authkey): a request is
-(op, buffer, arrays) with op in hello/det/cls/rec; `buffer` is (path, size) when the feeder
+(op, buffer, arrays) with op in hello/det/rec; `buffer` is (path, size) when the feeder
 hands over a new shared buffer, else None. The reply is ("ok", arrays, stats) or
 ("error", message, {}). stats: this request's share of submissions, bytes up/downloaded
 to the device, and seconds inside the nets.
@@ -80,15 +80,15 @@ class _Request:
 @dataclass
 class ServiceStats:
     """What the owner did, all feeders together (for the benchmark and the tests)."""
-    requests: dict[str, int] = field(default_factory=lambda: {"det": 0, "cls": 0, "rec": 0})
+    requests: dict[str, int] = field(default_factory=lambda: {"det": 0, "rec": 0})
     strips: int = 0
     merged: int = 0  # recognition rounds that served more than one request
     rounds: int = 0
 
 
 class NetService:
-    """The nets of one device and the threads that run them. The detector and classifier are
-    loaded here; the recogniser by load_recognizer(), which the owner calls once it serves, so
+    """The nets of one device and the threads that run them. The detector is loaded here; the
+    recogniser by load_recognizer(), which the owner calls once it serves, so
     that feeders' first pages are rendered and detected while its shaders are made (~1 s of an
     H200 owner's ~2.4 s of pipeline creation). Recognition requests wait for it."""
 
@@ -97,20 +97,20 @@ class NetService:
 
         extra = dict(options.extra)
         extra.setdefault("rec_batch", "on")
-        self.engine = PPOCREngine(replace(options, service=None, extra=tuple(extra.items())), recognizer=False)
+        self.engine = PPOCREngine(replace(options, service=None, extra=tuple(extra.items())),
+                                  recognizer=False, classifier=False)
         gpu = self.engine.det.net.opt.use_vulkan_compute
         # Concurrent calls per net: each takes a Vulkan queue of its own, so one strip's upload
         # and host-side preparation overlap another's compute. A CPU owner keeps one (its nets'
         # pooled allocators are not thread-safe).
         self.streams = _streams(options) if gpu else 1
         self.det_queue: queue.Queue[_Request | None] = queue.Queue()
-        self.cls_queue: queue.Queue[_Request | None] = queue.Queue()
         self.rec_queue: queue.Queue[_Request | None] = queue.Queue()
         self.stats = ServiceStats()
         self._rec_loaded = threading.Event()
         # What a feeder needs to know (hello); the strips end in the top-1 tail on a GPU.
         self.info = {"top1": gpu, "model": self.engine.name,
-                     "host_layers": {"det": self.engine.det.host_layers, "cls": self.engine.cls.host_layers}}
+                     "host_layers": {"det": self.engine.det.host_layers}}
 
     def load_recognizer(self) -> None:
         """Load the strip recogniser; recognition requests queue until then. If it cannot be
@@ -123,17 +123,15 @@ class NetService:
         self._rec_loaded.set()
 
     def start(self) -> list[threading.Thread]:
-        threads = [threading.Thread(target=self._net_loop, args=(self.cls_queue,), name="owner-cls", daemon=True)]
+        threads = []
         for _ in range(self.streams):
-            threads.append(threading.Thread(target=self._net_loop, args=(self.det_queue,), name="owner-det",
-                                            daemon=True))
+            threads.append(threading.Thread(target=self._det_loop, name="owner-det", daemon=True))
             threads.append(threading.Thread(target=self._rec_loop, name="owner-rec", daemon=True))
         for thread in threads:
             thread.start()
         return threads
 
     def stop(self) -> None:
-        self.cls_queue.put(None)
         for _ in range(self.streams):
             self.det_queue.put(None)
             self.rec_queue.put(None)
@@ -168,8 +166,6 @@ class NetService:
                     feeder._send(("ok", self.info, {}))
                 elif op == "det":
                     self.det_queue.put(_Request(feeder, op, arrays))
-                elif op == "cls":  # its own thread: a page's few votes must not wait behind detections
-                    self.cls_queue.put(_Request(feeder, op, arrays))
                 elif op == "rec":
                     self.rec_queue.put(_Request(feeder, op, arrays))
                 else:
@@ -177,14 +173,13 @@ class NetService:
         finally:
             feeder.conn.close()
 
-    def _net_loop(self, requests: queue.Queue[_Request | None]) -> None:
-        while (request := requests.get()) is not None:
-            net = self.engine.det if request.op == "det" else self.engine.cls
-            self.stats.requests[request.op] += 1
+    def _det_loop(self) -> None:
+        net = self.engine.det
+        while (request := self.det_queue.get()) is not None:
+            self.stats.requests["det"] += 1
             try:
                 out = net.run(request.arrays[0])
-                if request.op == "det":
-                    net.release()  # the detector's buffers are the biggest (a page size each)
+                net.release()  # the detector's buffers are the biggest (a page size each)
                 request.feeder.reply([out], net.last_call())
             except Exception as exc:  # one bad input fails its page, not the owner
                 request.feeder.fail(f"{type(exc).__name__}: {exc}")
