@@ -441,37 +441,3 @@ def test_pairing_rows_across_a_gutter_tries_only_lines_that_can_overlap():
         short, other = side(100), side(400)
         brute = sum(1 for it in short if any(_beside(it, o, params) for o in other))
         assert _count_beside(short, other, params) == brute
-
-
-def _listing_page(numbered: bool) -> list[Line]:
-    """A documented source's implementation: numbered code lines, two of them named by an index
-    label right-aligned in the margin beside them, one at the start of a run of lines, one inside."""
-    full = "text " * 40
-    lines = [_line(f"intro{k} " + full, 400, 200 + 40 * k, 1500) for k in range(3)]
-    for k in range(12):
-        number = f"{70 + k} " if numbered else ""
-        lines.append(_line(f"{number}code{k} \\cs_new:Npn", 404, 400 + 32 * k, 1100, 28))
-    lines += [_line("\\foo_map:n", 160, 400 + 32 * 2, 372, 28),
-              _line("\\foo_use:nn", 150, 400 + 32 * 7, 372, 28)]
-    return lines
-
-
-def test_a_label_beside_a_numbered_code_line_is_read_just_before_that_line():
-    order = [t.split()[-2] if t[0].isdigit() else t.split()[0] for t in _order(build_blocks(_listing_page(True), 2339))]
-    code = [f"code{k}" for k in range(12)]
-    assert order[3:] == code[:2] + ["\\foo_map:n"] + code[2:7] + ["\\foo_use:nn"] + code[7:]
-
-
-def test_labels_beside_unnumbered_lines_still_follow_their_run():
-    order = [t.split()[0] for t in _order(build_blocks(_listing_page(False), 2339))]
-    code = [f"code{k}" for k in range(12)]
-    assert order[3:] == code[:7] + ["\\foo_map:n"] + code[7:] + ["\\foo_use:nn"]
-
-
-def test_only_a_listing_s_line_numbers_count():
-    from model_cache.layout.code_labels import line_number
-
-    def item(text: str):
-        return make_item(from_line(_line(text, 400, 100, 900)))
-    assert [line_number(item(t)) for t in ("79 \\cs_new:Npn", "79\\cs_new:Npn", "1. Item", "2.5 Animation",
-                                            "3) case", "Section 4")] == [79, 79, None, None, None, None]

@@ -8,8 +8,7 @@
    word covers down many rows, where the detector boxed most rows across the gutter (rivers.py).
 1. Lines inside a non-text region found from the page's ink (a figure and its labels) are
    taken out and read together as one `figure` block.
-2. Margin notes are taken out and woven back beside their paragraphs (margin_notes.py); a note
-   beside a line of a numbered listing is read just before that line (code_labels.py).
+2. Margin notes are taken out and woven back beside their paragraphs (margin_notes.py).
 3. The body is cut into regions and columns and read into paragraph-sized blocks (order.py);
    an index's padded OCR boxes are trimmed to their ink at its column edges first (tab_stops.py).
 4. Blocks get their kinds (kinds.py).
@@ -21,7 +20,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from model_cache.layout.code_labels import place_labels, split_labels
 from model_cache.layout.crossing import split_crossing
 from model_cache.layout.geometry import (Group, Item, LayoutParams, join_leaders, join_row, make_item,
                                          median_height, page_skew, rows_of)
@@ -75,8 +73,7 @@ def _groups(lines: list[LayoutLine], width: float, height: float, figures: list[
     notes, body = split_margin_notes(items, params, h, height)
     groups = ordered_blocks(trim_to_tab_stops(body, h, params), params, h) if body else []
     if notes:
-        labels, others = split_labels(note_groups(notes, params, h), groups, params)
-        groups = place_labels(weave_notes(groups, others, params, h) if others else groups, labels)
+        groups = weave_notes(groups, note_groups(notes, params, h), params, h)
     groups = _place_figures(groups, figure_groups)
     assign_kinds(groups, height, h, params)
     return groups
