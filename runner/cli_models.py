@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Optional
 
@@ -20,20 +21,27 @@ console = Console(stderr=True, highlight=False)
 
 @models_app.command("list")
 def list_models() -> None:
-    """Models bundled with pagerunner and in the model cache, with their measured speed and accuracy."""
-    table = Table(show_header=True)
-    for column in ("name", "engine", "where", "size", "languages", "pages/min", "mean CER"):
-        table.add_column(column, no_wrap=column == "name")
+    """Models bundled with pagerunner and in the model cache, with their measured speed and accuracy.
+    On a terminal a table; piped, one tab-separated line per model after a header line."""
+    columns = ("name", "engine", "where", "size", "languages", "pages/min", "mean CER")
     figures = measured_figures()
     entries = known_models()
+    rows = []
     for entry in entries:
         info = describe_model(entry.path)
         measured = figures.get("models", {}).get(entry.name, {})
-        table.add_row(entry.name + (" (default)" if entry.bundled and entry.name == DEFAULT_MODEL else ""),
-                      entry.engine, "bundled" if entry.bundled else "cache",
-                      f"{info['bytes'] / 1e6:.1f} MB" if info else "?", info.get("languages", "") if info else "",
-                      _speed(measured), _cer(measured))
-    Console().print(table)
+        rows.append((entry.name + (" (default)" if entry.bundled and entry.name == DEFAULT_MODEL else ""),
+                     entry.engine, "bundled" if entry.bundled else "cache",
+                     f"{info['bytes'] / 1e6:.1f} MB" if info else "?", info.get("languages", "") if info else "",
+                     _speed(measured), _cer(measured)))
+    if sys.stdout.isatty():
+        table = Table(*columns, show_header=True)
+        for row in rows:
+            table.add_row(*row)
+        Console().print(table)
+    else:  # a table cut to 80 columns would truncate every cell; a pipe gets the whole values
+        for row in (columns, *rows):
+            typer.echo("\t".join(row))
     if figures:
         speed = figures.get("throughput", {})
         load = speed.get("load_average")

@@ -67,11 +67,16 @@ def test_eval_with_model(eval_dir):
 
 
 def test_models_list_and_verify_cover_every_shipped_model():
-    listed = run_cli("models", "list", env={"COLUMNS": "200"})
+    listed = run_cli("models", "list")
     assert listed.returncode == 0
-    for name in ("ppocr-v5-mobile", "ppocr-v6-tiny"):
-        assert name in listed.stdout + listed.stderr
-    assert listed.stdout.count("kit PDFs") == 2  # measured figures from model_cache/ppocr/figures.json
+    # Piped: a header line, then one tab-separated line per model with its whole values.
+    header, *rows = [line.split("\t") for line in listed.stdout.splitlines()]
+    assert header == ["name", "engine", "where", "size", "languages", "pages/min", "mean CER"]
+    by_name = {row[0].removesuffix(" (default)"): row for row in rows}
+    assert {"ppocr-v5-mobile", "ppocr-v6-tiny"} <= set(by_name) and all(len(r) == 7 for r in rows)
+    assert by_name["ppocr-v5-mobile"][0].endswith("(default)") and by_name["ppocr-v6-tiny"][2] == "bundled"
+    assert all("kit PDFs" in by_name[n][6] for n in ("ppocr-v5-mobile", "ppocr-v6-tiny"))  # figures.json
+    assert float(by_name["ppocr-v6-tiny"][5]) > float(by_name["ppocr-v5-mobile"][5])
     verified = run_cli("models", "verify")
     assert verified.returncode == 0
     assert "OK ppocr-v5-mobile" in verified.stderr and "OK ppocr-v6-tiny" in verified.stderr
