@@ -303,6 +303,7 @@ def run_all(net: ncnn.Net, blob: str, mats: list[ncnn.Mat]) -> tuple[float, list
 
 def cmd_time(args: argparse.Namespace) -> None:
     from model_cache.ppocr.recognition import ctc_decode, load_dictionary
+    from runner.evaluation.metrics import levenshtein
     crops = timing_crops(args.crops)
     mats = [crop_to_mat(c, REC) for c in crops]
     chosen = [v for v in variants(args.int8) if not args.only or v.label in args.only]
@@ -323,14 +324,16 @@ def cmd_time(args: argparse.Namespace) -> None:
     print(f"{len(crops)} crops, widths {min(widths)}-{max(widths)} px (sum {sum(widths)}), "
           f"{args.threads} thread(s), {args.rounds} rounds, order rotated each round")
     print("| variant | ms per crop (median) | rounds, s | fp32 direct / this (median of rounds) "
-          "| crops with fp32's text |")
-    print("| --- | ---: | --- | ---: | ---: |")
+          "| crops with fp32's text | characters changed |")
+    print("| --- | ---: | --- | ---: | ---: | ---: |")
+    chars = sum(len(t) for t in texts[base])
     for label in labels:
         ratio = statistics.median(b / s for b, s in zip(seconds[base], seconds[label]))
         same = sum(a == b for a, b in zip(texts[base], texts[label]))
+        edits = sum(levenshtein(a, b) for a, b in zip(texts[base], texts[label]))
         rounds = " ".join(f"{s:.2f}" for s in seconds[label])
         print(f"| {label} | {statistics.median(seconds[label]) / len(crops) * 1e3:.1f} | {rounds} "
-              f"| {ratio:.2f}x | {same}/{len(crops)} |")
+              f"| {ratio:.2f}x | {same}/{len(crops)} | {edits}/{chars} |")
     if args.show_diff:
         for label in labels[1:]:
             for a, b in zip(texts[base], texts[label]):
