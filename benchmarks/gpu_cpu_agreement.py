@@ -16,25 +16,19 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pypdfium2 as pdfium
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.ppocr_pages import render_pdf_page  # noqa: E402
+from jobs.pageranges import PageRanges  # noqa: E402
 from model_cache.engine import EngineOptions  # noqa: E402
 from model_cache.ppocr.detection import TextBox, detect, probability_map  # noqa: E402
 from model_cache.ppocr.engine import PPOCREngine, to_rgb  # noqa: E402
 from model_cache.ppocr.recognition import rectify  # noqa: E402
 
 KIT_PDF = REPO.parent / "shared" / "eval" / "pdfs" / "maint-guide.en.p5-9.pdf"
-
-
-def page_numbers(spec: str) -> list[int]:
-    out: list[int] = []
-    for part in spec.split(","):
-        first, _, last = part.partition("-")
-        out.extend(range(int(first), int(last or first) + 1))
-    return out
 
 
 def same_boxes(a: list[TextBox], b: list[TextBox]) -> int:
@@ -50,7 +44,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default=None)
     parser.add_argument("--pdf", type=Path, default=KIT_PDF)
-    parser.add_argument("--pages", default="1-5", help="1-based pages of --pdf, e.g. 1-3,5")
+    parser.add_argument("--pages", default="1-5", help="pages of --pdf, as `pagerunner run --pages` (1-3,5)")
     parser.add_argument("-E", dest="extra", action="append", default=[], metavar="KEY=VALUE",
                         help="an engine option for both engines (repeatable), as `pagerunner run -E`")
     args = parser.parse_args()
@@ -62,7 +56,7 @@ def main() -> None:
           " rec on CPU crops: lines same | engine: lines same / CPU |")
     print("| ---: | ---: | ---: | ---: | ---: | ---: |")
     totals = np.zeros(4, int)
-    for number in page_numbers(args.pages):
+    for number in PageRanges.parse(args.pages).select(len(pdfium.PdfDocument(str(args.pdf)))):
         image = render_pdf_page(args.pdf, number - 1)
         rgb = to_rgb(image)
         maps = [probability_map(e.det, rgb, e.params.det) for e in (cpu, gpu)]

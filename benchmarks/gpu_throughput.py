@@ -35,12 +35,10 @@ from pathlib import Path
 import pypdfium2 as pdfium
 
 KIT = Path(__file__).resolve().parents[1].parent / "shared" / "eval" / "pdfs"
+KIT_MIXED = ["maint-guide.en.p5-9.pdf", "packaging-tutorial.zh_CN.p7-10-18-21.pdf", "zhlipsum.p1-4.pdf"]
 JOBS = {"dense40": (["maint-guide.en.p5-9.pdf"], 40), "dense4": (["maint-guide.en.p5-9.pdf"], 4),
-        "mixed200": (["maint-guide.en.p5-9.pdf", "packaging-tutorial.zh_CN.p7-10-18-21.pdf",
-                      "zhlipsum.p1-4.pdf"], 200),
-        # long enough that the ~4 s start is a small share: the steady rate a big job sees
-        "mixed600": (["maint-guide.en.p5-9.pdf", "packaging-tutorial.zh_CN.p7-10-18-21.pdf",
-                      "zhlipsum.p1-4.pdf"], 600)}
+        "mixed200": (KIT_MIXED, 200),
+        "mixed600": (KIT_MIXED, 600)}  # the ~4 s start a small share: the steady rate of a big job
 
 
 STAGES = ("render", "detect", "orient", "recognize", "rec_net", "annotate", "layout", "recognise")
