@@ -14,12 +14,14 @@ import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from model_cache.textlayer import TextLayer, extract_text_layer
 from outputs.model import ErrorCode
+
+if TYPE_CHECKING:
+    from model_cache.textlayer import TextLayer
 
 DEFAULT_DPI = 200.0
 DEFAULT_MAX_PIXELS = 40_000_000
@@ -160,7 +162,12 @@ class PdfSource:
             width, height = max(1, round(width_pt * scale)), max(1, round(height_pt * scale))
             if pdf_page.get_rotation() in (90, 270):
                 width, height = height, width
-            text_layer = extract_text_layer(pdf_page, scale) if options.want_text_layer else None
+            text_layer = None
+            if options.want_text_layer:
+                # numpy and the layout stage: imported with the first text layer read, not with the job
+                from model_cache.textlayer import extract_text_layer
+
+                text_layer = extract_text_layer(pdf_page, scale)
             image = None
             if options.want_image:
                 bitmap = pdf_page.render(scale=scale, may_draw_forms=True)

@@ -19,7 +19,7 @@ from runner import __version__
 from runner.cli_options import MODEL_HELP, engine_extra, read_passwords
 from runner.crash import guard_internal_errors
 from runner.errors import ExitCode, RunnerError, UsageError
-from runner.export import DEFAULT_FORMATS, export_all, parse_formats
+from runner.formats import DEFAULT_FORMATS, parse_formats
 from runner.job import RunConfig, RunSummary, run_job
 from runner.lock import RunLock
 from runner.progress import make_reporter
@@ -170,6 +170,8 @@ def export(out: Path = typer.Argument(DEFAULT_OUT, help="Output folder of a run.
            passwords_file: Optional[Path] = typer.Option(None, "--passwords-file",
                                                          help="File of passwords, one per line.")) -> None:
     """Regenerate every output file in OUT from the job store."""
+    from runner.export import export_all  # the PDF and XML writers: only the commands that write
+
     chosen = _formats(formats)
     try:
         passwords = read_passwords(password, passwords_file)

@@ -18,20 +18,8 @@ from outputs.markdown import markdown_document
 from outputs.model import PageResult
 from outputs.paths import output_path
 from outputs.text import text_document
-from runner.export_layers import LAYER_FORMATS, write_layers
+from runner.formats import LAYER_FORMATS, RESULTS_FILE
 from runner.review import write_document_review, write_run_review
-
-FORMATS = ("jsonl", "md", "txt", *LAYER_FORMATS, "html")
-DEFAULT_FORMATS = ("jsonl", "md", "txt")
-RESULTS_FILE = "results.jsonl"
-
-
-def parse_formats(text: str) -> tuple[str, ...]:
-    chosen = tuple(f.strip().lower() for f in text.split(",") if f.strip())
-    unknown = [f for f in chosen if f not in FORMATS]
-    if unknown or not chosen:
-        raise ValueError(f"unknown format(s) {', '.join(unknown) or text!r}; choose from {', '.join(FORMATS)}")
-    return chosen
 
 
 def named(doc: DocumentRecord, name: DocumentName) -> DocumentRecord:
@@ -82,6 +70,10 @@ def _write_named(doc: DocumentRecord, pages: list[PageResult], out_dir: Path, fo
         write_atomic(output_path(out_dir, doc.stem, ".txt"), text_document(pages))
     if "html" in formats:
         write_document_review(doc, pages, out_dir, passwords)
+    if not set(formats) & set(LAYER_FORMATS):
+        return []
+    from runner.export_layers import write_layers  # PDF and XML writers: only when asked for
+
     return write_layers(doc, pages, out_dir, formats, passwords)
 
 

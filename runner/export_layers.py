@@ -27,7 +27,6 @@ from model_cache.textlayer import MIN_REAL_CHARS, extract_text_layer
 from runner import __version__
 
 SOFTWARE = "pagerunner"
-LAYER_FORMATS = ("pdf", "hocr", "alto")
 SUFFIXES = {"pdf": ".pdf", "hocr": ".hocr", "alto": ".alto.xml"}
 
 

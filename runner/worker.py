@@ -17,7 +17,6 @@ from jobs.store import PageTask
 from model_cache.engine import DeviceLost, Engine, EngineError, EngineOptions
 from model_cache.manifest import ModelVerificationError
 from model_cache.registry import TEXT_LAYER_ENGINE, create_engine
-from model_cache.textlayer import ENGINE_NAME as TEXTLAYER_NAME
 from outputs.model import ErrorCode, PageError, PageResult
 
 
@@ -195,8 +194,8 @@ def _text_mode(options: dict[str, Any]) -> str:
 def _text_layer_result(page: RenderedPage) -> PageResult:
     layer = page.text_layer
     if layer is None:
-        return PageResult.from_blocks([], width=page.width, height=page.height, engine=TEXTLAYER_NAME,
+        return PageResult.from_blocks([], width=page.width, height=page.height, engine=TEXT_LAYER_ENGINE,
                                       mode="none", warnings=["no text layer (not a PDF)"])
     warnings = [] if layer.lines else ["the page has no text layer"]
     return PageResult.from_blocks(layer.blocks, width=page.width, height=page.height,
-                                  engine=TEXTLAYER_NAME, mode="textlayer", warnings=warnings)
+                                  engine=TEXT_LAYER_ENGINE, mode="textlayer", warnings=warnings)
