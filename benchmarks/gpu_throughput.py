@@ -30,11 +30,13 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from pathlib import Path
 
 import pypdfium2 as pdfium
 
-KIT = Path(__file__).resolve().parents[1].parent / "shared" / "eval" / "pdfs"
+REPO = Path(__file__).resolve().parents[1]
+KIT = REPO.parent / "shared" / "eval" / "pdfs"
 KIT_MIXED = ["maint-guide.en.p5-9.pdf", "packaging-tutorial.zh_CN.p7-10-18-21.pdf", "zhlipsum.p1-4.pdf"]
 JOBS = {"dense40": (["maint-guide.en.p5-9.pdf"], 40), "dense4": (["maint-guide.en.p5-9.pdf"], 4),
         "mixed200": (KIT_MIXED, 200),
@@ -56,13 +58,29 @@ def cycled_pdf(kit: Path, names: list[str], pages: int, out: Path) -> Path:
     return out
 
 
-def run_once(pdf: Path, args: list[str]) -> dict:
+def console_script(env: dict[str, str]) -> Path:
+    """A script like the one pip writes for the `pagerunner` entry point of the tree that provides
+    `runner` on env's PYTHONPATH (else this repository). Unlike `python -m runner`, its processes
+    re-import it when multiprocessing spawns them, as an installed command's do."""
+    trees = [Path(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p] + [REPO]
+    tree = next(t for t in trees if (t / "runner" / "__init__.py").exists() and (t / "pyproject.toml").exists())
+    entry = tomllib.loads((tree / "pyproject.toml").read_text())["project"]["scripts"]["pagerunner"]
+    module, _, function = entry.partition(":")
+    script = Path(tempfile.gettempdir()) / f"pagerunner-entry-{abs(hash(str(tree.resolve())))}.py"
+    script.write_text(f"import re\nimport sys\nfrom {module} import {function}\nif __name__ == '__main__':\n"
+                      f"    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n"
+                      f"    sys.exit({function}())\n")
+    return script
+
+
+def run_once(pdf: Path, args: list[str], console: bool = False) -> dict:
     env = dict(os.environ)
     while args and re.fullmatch(r"[A-Z][A-Z0-9_]*=.*", args[0]):  # leading NAME=VALUE: environment
         name, _, value = args[0].partition("=")
         env[name], args = value, args[1:]
     with tempfile.TemporaryDirectory() as out:
-        cmd = [sys.executable, "-m", "runner", "run", str(pdf), "-o", out, "--jsonl", "-", "-q",
+        launcher = [sys.executable, str(console_script(env))] if console else [sys.executable, "-m", "runner"]
+        cmd = [*launcher, "run", str(pdf), "-o", out, "--jsonl", "-", "-q",
                "--text-layer", "ignore", *args]  # OCR every page: the job's pages are born-digital
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -98,6 +116,8 @@ def main() -> int:
     parser.add_argument("--kit", type=Path, default=KIT)
     parser.add_argument("--budget", type=float, default=0, help="stop starting runs after this many s")
     parser.add_argument("--json", type=Path, help="write every run here")
+    parser.add_argument("--console-script", action="store_true",
+                        help="run pagerunner through a script like pip's console script, not python -m runner")
     parser.add_argument("--startup", action="store_true",
                         help="also run each configuration on 1 page: startup = its wall time less the page's")
     opts = parser.parse_args()
@@ -113,14 +133,14 @@ def main() -> int:
                 for _ in range(opts.repeats):
                     if opts.budget and time.perf_counter() - began > opts.budget:
                         break
-                    runs.append(run_once(pdf, shlex.split(args)))
+                    runs.append(run_once(pdf, shlex.split(args), opts.console_script))
                 if not runs:
                     rows.append(f"| {job} | {label} | (not run: budget) | | | | | | | | |")
                     continue
                 raw[f"{job}/{label}"] = [{k: v for k, v in r.items() if k != "text"} for r in runs]
                 startup = None
                 if opts.startup:
-                    one = run_once(cycled_pdf(opts.kit, names, 1, Path(tmp) / "one.pdf"), shlex.split(args))
+                    one = run_once(cycled_pdf(opts.kit, names, 1, Path(tmp) / "one.pdf"), shlex.split(args), opts.console_script)
                     startup = one["seconds"] - one["page_seconds"]
                 first = statistics.median(r["first_record"] for r in runs)
                 after_load = f"{first - startup:.2f}" if startup is not None else "-"

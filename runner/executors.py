@@ -168,7 +168,7 @@ class ProcessExecutor:
         slots = [self._spawn(self.configs[i % len(self.configs)]) for i in range(self.workers)]
         try:
             if self.owners is not None:
-                self.owners.wait_serving()  # feeders start on their first pages while the recogniser loads
+                self.owners.wait_serving()  # feeders render their first pages while the recogniser loads
             for slot in slots:
                 while self.owners is not None and not slot.conn.poll(0.05):
                     self.owners.check_starting()  # a feeder waits on its owner: one that fails says why

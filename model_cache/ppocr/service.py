@@ -88,9 +88,11 @@ class ServiceStats:
 
 class NetService:
     """The nets of one device and the threads that run them. The detector is loaded here; the
-    recogniser by load_recognizer(), which the owner calls once it serves, so
-    that feeders' first pages are rendered and detected while its shaders are made (~1 s of an
-    H200 owner's ~2.4 s of pipeline creation). Recognition requests wait for it."""
+    recogniser by load_recognizer(), which the owner calls once it serves, so that feeders render
+    their first pages while its pipelines are made (~0.8-1 s on an H200). ncnn's Python binding
+    holds the GIL while it makes them, so the owner's own threads (accepting feeders, detection)
+    wait for the load too (docs/benchmarks.md, "The GPU run's start, piece by piece").
+    Recognition requests wait for it."""
 
     def __init__(self, options: EngineOptions):
         from model_cache.ppocr.engine import PPOCREngine  # the one place that builds the nets
