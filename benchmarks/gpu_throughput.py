@@ -21,6 +21,7 @@ three PDFs (English, Chinese, Chinese lipsum) cycled to 200 pages; mixed600 the 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -63,10 +64,16 @@ def console_script(env: dict[str, str]) -> Path:
     `runner` on env's PYTHONPATH (else this repository). Unlike `python -m runner`, its processes
     re-import it when multiprocessing spawns them, as an installed command's do."""
     trees = [Path(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p] + [REPO]
-    tree = next(t for t in trees if (t / "runner" / "__init__.py").exists() and (t / "pyproject.toml").exists())
+    return _script_for(next(t.resolve() for t in trees
+                            if (t / "runner" / "__init__.py").exists() and (t / "pyproject.toml").exists()))
+
+
+@functools.lru_cache(maxsize=None)
+def _script_for(tree: Path) -> Path:
+    """Written once per tree and run: the entry point as that tree's pyproject.toml names it."""
     entry = tomllib.loads((tree / "pyproject.toml").read_text())["project"]["scripts"]["pagerunner"]
     module, _, function = entry.partition(":")
-    script = Path(tempfile.gettempdir()) / f"pagerunner-entry-{abs(hash(str(tree.resolve())))}.py"
+    script = Path(tempfile.mkdtemp(prefix="pagerunner-entry-")) / "pagerunner.py"
     script.write_text(f"import re\nimport sys\nfrom {module} import {function}\nif __name__ == '__main__':\n"
                       f"    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n"
                       f"    sys.exit({function}())\n")
@@ -140,7 +147,8 @@ def main() -> int:
                 raw[f"{job}/{label}"] = [{k: v for k, v in r.items() if k != "text"} for r in runs]
                 startup = None
                 if opts.startup:
-                    one = run_once(cycled_pdf(opts.kit, names, 1, Path(tmp) / "one.pdf"), shlex.split(args), opts.console_script)
+                    one_page = cycled_pdf(opts.kit, names, 1, Path(tmp) / "one.pdf")
+                    one = run_once(one_page, shlex.split(args), opts.console_script)
                     startup = one["seconds"] - one["page_seconds"]
                 first = statistics.median(r["first_record"] for r in runs)
                 after_load = f"{first - startup:.2f}" if startup is not None else "-"
