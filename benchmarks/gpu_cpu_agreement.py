@@ -26,7 +26,7 @@ from jobs.pageranges import PageRanges  # noqa: E402
 from model_cache.engine import EngineOptions  # noqa: E402
 from model_cache.ppocr.detection import TextBox, detect, probability_map  # noqa: E402
 from model_cache.ppocr.engine import PPOCREngine, to_rgb  # noqa: E402
-from model_cache.ppocr.recognition import rectify  # noqa: E402
+from model_cache.ppocr.crops import rectify  # noqa: E402
 
 KIT_PDF = REPO.parent / "shared" / "eval" / "pdfs" / "maint-guide.en.p5-9.pdf"
 

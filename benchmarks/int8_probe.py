@@ -46,7 +46,8 @@ import ncnn  # noqa: E402
 from model_cache.engine import EngineOptions  # noqa: E402
 from model_cache.ppocr.assets import default_model_dir  # noqa: E402
 from model_cache.ppocr.engine import PPOCREngine  # noqa: E402
-from model_cache.ppocr.recognition import RecParams, crop_to_mat, pad_to_min_width, rectify  # noqa: E402
+from model_cache.ppocr.crops import rectify  # noqa: E402
+from model_cache.ppocr.recognition import RecParams, crop_to_mat, pad_to_min_width  # noqa: E402
 
 MANIFEST = REPO / "benchmarks" / "corpus_manifest.json"
 SEED = 13

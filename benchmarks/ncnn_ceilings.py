@@ -291,7 +291,8 @@ def recogniser(threads: int) -> None:
     from model_cache.engine import EngineOptions
     from model_cache.ppocr.detection import detect
     from model_cache.ppocr.engine import create_engine, to_rgb
-    from model_cache.ppocr.recognition import crop_to_mat, rectify
+    from model_cache.ppocr.crops import rectify
+    from model_cache.ppocr.recognition import crop_to_mat
 
     per_column, by_type = recogniser_flops_per_column()
     engine = create_engine(EngineOptions(threads=threads))

@@ -25,7 +25,8 @@ from PIL import Image  # noqa: E402
 from model_cache.engine import EngineOptions  # noqa: E402
 from model_cache.ppocr.detection import detect, probability_map  # noqa: E402
 from model_cache.ppocr.engine import PPOCREngine, to_rgb  # noqa: E402
-from model_cache.ppocr.recognition import RecParams, crop_to_mat, ctc_decode, rectify  # noqa: E402
+from model_cache.ppocr.crops import rectify  # noqa: E402
+from model_cache.ppocr.recognition import RecParams, crop_to_mat, ctc_decode  # noqa: E402
 
 
 @dataclass

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Protocol, runtime_checkable
-
-from PIL import Image
+from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
 
 from outputs.model import PageResult
+
+if TYPE_CHECKING:  # a GPU device owner imports this module and needs no image library
+    from PIL import Image
 
 
 # Extra settings that change only speed or memory, never the text (not part of a document's

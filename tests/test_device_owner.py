@@ -120,19 +120,18 @@ def test_concurrent_recognition_requests_share_strips(eval_dir):
 
     service = NetService(TINY)
     service.load_recognizer()
-    engine = service.engine
     page = np.asarray(kit_page(eval_dir).convert("RGB"))
-    from model_cache.ppocr.detection import detect
-    from model_cache.ppocr.recognition import rectify
-    boxes = detect(engine.det, page, engine.params.det)
-    crops = [prepare(rectify(page, b.quad, engine.params.rec), RecParams()) for b in boxes]
+    from model_cache.ppocr.detection import DetParams, detect
+    from model_cache.ppocr.crops import rectify
+    boxes = detect(service.det, page, DetParams())
+    crops = [prepare(rectify(page, b.quad, RecParams()), RecParams()) for b in boxes]
     assert len(crops) >= 6
     a, b = _Collect(), _Collect()
     first, second = crops[: len(crops) // 2], crops[len(crops) // 2:]
     service._recognise([_Request(a, "rec", first), _Request(b, "rec", second)])
     assert service.stats.rounds == 1 and service.stats.merged == 1
     together = [*a.replies[0][0], *b.replies[0][0]]
-    separately = [s for _, scores in engine.batch.iter_prepared(crops) for s in scores]
+    separately = [s for _, scores in service.strips.iter_prepared(crops) for s in scores]
     assert len(together) == len(crops)
     for x, y in zip(together, separately):
         assert x.shape == y.shape and np.allclose(x, y, atol=1e-4)
@@ -149,8 +148,8 @@ def test_recognition_asked_before_the_recogniser_is_loaded_waits_for_it(eval_dir
     from model_cache.ppocr.service import _Request
 
     service = NetService(TINY)
-    assert service.engine.batch is None and service.info["top1"] is False
-    assert service.engine.cls is None  # the feeders vote on orientation themselves
+    assert service.strips is None and service.info["top1"] is False
+    assert not hasattr(service, "cls")  # the feeders vote on orientation themselves
     service.start()
     try:
         page = np.asarray(kit_page(eval_dir).convert("RGB"))
@@ -169,7 +168,7 @@ def test_recognition_asked_before_the_recogniser_is_loaded_waits_for_it(eval_dir
             time.sleep(0.01)
         assert len(early.replies) == 1
         (got,), _ = early.replies[0]
-        want = next(scores for _, scores in service.engine.batch.iter_prepared([crop]))[0]
+        want = next(scores for _, scores in service.strips.iter_prepared([crop]))[0]
         assert np.allclose(got, want, atol=1e-4)
         assert "rec" in service.info["host_layers"]
     finally:

@@ -13,8 +13,9 @@ from model_cache.ppocr.batch_rec import (ALIGN, BatchParams, StripRecognizer, Wi
                                          probe)
 from model_cache.ppocr.detection import detect
 from model_cache.ppocr.engine import to_rgb
+from model_cache.ppocr.crops import rectify
 from model_cache.ppocr.recognition import (RecParams, ctc_decode, ctc_decode_top1, load_dictionary,
-                                           recognize, rectify, softmax_input)
+                                           recognize, softmax_input)
 from model_cache.ppocr.runtime import NcnnNet, RuntimeOptions, gpu_available
 from tests.ppocr_helpers import ppocr_engine  # noqa: F401 (fixture)
 
@@ -178,10 +179,10 @@ def test_gpu_strips_of_the_gpu_default_length_read_what_the_cpu_reads(eval_dir):
     PP-OCRv6 tiny: PP-OCRv5's attention over 2048 steps takes minutes on lavapipe."""
     if not gpu_available():
         pytest.skip("ncnn sees no Vulkan device")
-    from model_cache.ppocr.engine import _strip_steps
+    from model_cache.ppocr.nets import strip_steps
 
     crops = line_crops(eval_dir / "lines", 4)
-    params = BatchParams(max_steps=_strip_steps(gpu=True), fixed_width=True)
+    params = BatchParams(max_steps=strip_steps(gpu=True), fixed_width=True)
     gpu = in_strips(crops, params, RuntimeOptions(threads=2, gpu=True, fp16=False), top1=True,
                     model="ppocr-v6-tiny")
     assert [r.text for r in gpu] == [r.text for r in one_at_a_time(crops, "ppocr-v6-tiny")]

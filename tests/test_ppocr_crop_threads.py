@@ -7,7 +7,7 @@ from PIL import Image
 
 from model_cache.engine import EngineError, EngineOptions
 from model_cache.ppocr.engine import PPOCREngine, to_rgb
-from model_cache.ppocr.recognition import rectify
+from model_cache.ppocr.crops import rectify
 from tests.test_ppocr_batch import line_crops
 
 

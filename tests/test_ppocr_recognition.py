@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from model_cache.ppocr.assets import default_model_dir
-from model_cache.ppocr.recognition import RecParams, ctc_decode, load_dictionary, rectify
+from model_cache.ppocr.crops import rectify
+from model_cache.ppocr.recognition import RecParams, ctc_decode, load_dictionary
 
 
 def _probs(indices: list[int], classes: int = 6, p: float = 0.9) -> np.ndarray:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from model_cache.ppocr.recognition import RecParams, RecResult, rectify
+from model_cache.ppocr.crops import rectify
+from model_cache.ppocr.recognition import RecParams, RecResult
 from model_cache.ppocr.words import recognised_line
 
 COLUMN = 8  # crop columns per CTC time step in these synthetic results

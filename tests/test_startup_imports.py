@@ -54,3 +54,21 @@ def test_the_cli_import_leaves_numpy_pdf_writers_and_layout_for_later():
     heavy = ("numpy", "pikepdf", "model_cache.layout", "model_cache.textlayer", "runner.export_layers")
     loaded = _python(f"import sys, runner.cli; print([m for m in {heavy!r} if m in sys.modules])")
     assert loaded == "[]"
+
+
+def test_a_device_owner_loads_its_nets_without_the_page_pipelines_imports():
+    """A GPU run's first page waits for its owner's start: the owner builds the detector and the
+    strip recogniser from model_cache/ppocr/nets.py and imports no OpenCV, PIL or layout stage
+    (0.15-0.2 s of a fresh process on this machine)."""
+    heavy = ("cv2", "PIL", "model_cache.layout", "model_cache.ppocr.engine", "runner.worker", "pypdfium2")
+    loaded = _python(textwrap.dedent(f"""
+        import sys
+        from model_cache.engine import EngineOptions
+        from model_cache.ppocr.service import NetService
+        import runner.device_owner
+        service = NetService(EngineOptions(threads=1, model="ppocr-v6-tiny", extra=(("rec_batch", "on"),)))
+        service.load_recognizer()
+        assert service.det is not None and service.strips is not None
+        print([m for m in {heavy!r} if m in sys.modules])
+    """))
+    assert loaded == "[]"

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -47,12 +47,10 @@ from model_cache.ppocr.figures import figure_regions
 from model_cache.ppocr.leaders import with_leaders
 from model_cache.ppocr.orientation import (OrientParams, rotate_boxes, rotate_image,
                                            upside_down, vertical_share)
-from model_cache.ppocr.batch_graph import Unbatchable
-from model_cache.ppocr.batch_rec import BatchParams, StripRecognizer
-from model_cache.ppocr.crop_threads import CropThreads
-from model_cache.ppocr.recognition import (RecParams, RecResult, crop_to_mat, ctc_decode,
-                                           ctc_decode_top1, load_dictionary, recognize, rectify,
-                                           softmax_input)
+from model_cache.ppocr.crops import rectify
+from model_cache.ppocr.recognition import (RecParams, RecResult, crop_to_mat, ctc_decode, ctc_decode_top1,
+                                           load_dictionary, recognize, softmax_input)
+from model_cache.ppocr import nets
 from model_cache.ppocr.runtime import NcnnNet, RuntimeOptions
 from model_cache.ppocr.spacing import verify_spaces
 from model_cache.ppocr.words import recognised_line
@@ -69,10 +67,6 @@ class PipelineParams:
     retry_flip_below: float = 0.6  # a line this unsure is also read upside down; the better wins
     verify_spaces: bool = True  # drop recognised spaces that have no gap under them (spacing.py)
 
-
-DET_PRECISION = "fp32"  # on an H200 fp32 cost 1-5 % of throughput and made every line the CPU's
-REC_PRECISION = "fp32"
-CONV_KERNELS = "direct"
 
 OPTION_NAMES = ("det_limit_side", "det_thresh", "det_box_thresh", "det_unclip_ratio", "rec_min_score",
                 "rec_squeeze", "orientation", "cls_vote_lines", "rec_batch", "rec_strip_steps", "det_precision", "conv",
@@ -122,16 +116,6 @@ def to_rgb(image: Image.Image) -> np.ndarray:
     return np.ascontiguousarray(np.asarray(image.convert("RGB"), dtype=np.uint8))
 
 
-def parse_device(device: str) -> tuple[bool, int]:
-    """'cpu' -> (False, 0); 'gpu' or 'gpu:N' -> (True, N)."""
-    if device == "cpu":
-        return False, 0
-    kind, _, index = device.partition(":")
-    if kind != "gpu" or (index and not index.isdigit()):
-        raise EngineError(f"unknown device '{device}' (cpu, gpu or gpu:N)")
-    return True, int(index or 0)
-
-
 @dataclass
 class _Page:
     """One page between detection and recognition."""
@@ -160,16 +144,13 @@ class PPOCREngine:
         self.models = models or load_model_set(options.model_dir, options.model)
         self.name = self.models.name  # the record's `engine` field names the model
         self.params = params_from(options, self.models.defaults, self.models.rec.meta)
-        gpu, index = parse_device(options.device)
+        nets.parse_device(options.device)  # an unknown device fails here, before any model loads
         self.dictionary = load_dictionary(self.models.dictionary)
         if options.service:  # the nets live in a device owner process (service.py)
             self._remote_nets(options.service)
             return
-        runtime = RuntimeOptions(threads=options.threads, gpu=gpu, device_index=index)
-        # The detector's and recogniser's runtime: their convolution kernels follow `conv`.
-        self._conv_runtime = RuntimeOptions(runtime.threads, gpu, index, direct_conv=_direct_conv(options))
-        self.det = NcnnNet(self.models.det, replace(self._conv_runtime, fp16=_det_fp16(options)))
-        self.cls = NcnnNet(self.models.cls, runtime) if classifier else None
+        self.det = nets.detector(self.models, options)
+        self.cls = nets.classifier(self.models, options) if classifier else None
         self.rec_logits = softmax_input(self.models.rec.param, self.models.rec.output)
         self.batch = self.crop_threads = self.rec = None
         if recognizer:
@@ -177,18 +158,8 @@ class PPOCREngine:
 
     def load_recognizer(self) -> None:
         """Strips, crop threads or one crop at a time, as the options say."""
-        self.batch = self._strip_recognizer(self.options, self._conv_runtime)
-        self.crop_threads = None if self.batch else self._crop_threads(self.options, self._conv_runtime)
-        self.rec = (self.batch.net if self.batch else
-                    self.crop_threads.net if self.crop_threads else NcnnNet(self.models.rec, self._conv_runtime))
-
-    def _crop_threads(self, options: EngineOptions, runtime: RuntimeOptions) -> CropThreads | None:
-        mode = (options.get("rec_parallel") or "auto").lower()
-        if mode not in ("auto", "crops", "layers"):
-            raise EngineError(f"ppocr option rec_parallel={mode!r}: use 'auto', 'crops' or 'layers'")
-        if runtime.gpu or mode in ("auto", "layers"):
-            return None
-        return CropThreads(self.models.rec, runtime, runtime.threads)
+        rec = nets.recognizer(self.models, self.options)
+        self.rec, self.batch, self.crop_threads = rec.net, rec.batch, rec.crop_threads
 
     def _remote_nets(self, address: str) -> None:
         from model_cache.ppocr.remote import RemoteNet, RemoteStrips, ServiceClient
@@ -203,29 +174,6 @@ class PPOCREngine:
         self.crop_threads = None
         self.rec = self.batch.net
         self.rec_logits = None
-
-    def _strip_recognizer(self, options: EngineOptions, runtime: RuntimeOptions) -> StripRecognizer | None:
-        rec_fp16 = _fp16(options, "rec_precision", REC_PRECISION)  # checked on a CPU too
-        mode = (options.get("rec_batch") or "auto").lower()
-        if mode not in ("auto", "on", "off"):
-            raise EngineError(f"ppocr option rec_batch={mode!r}: use 'auto', 'on' or 'off'")
-        if mode == "off" or (mode == "auto" and not runtime.gpu):
-            return None
-        # On a GPU the graph ends in the top-1 tail (its fp16 form gives the index in two parts).
-        top1 = runtime.gpu
-        rec_runtime = replace(runtime, fp16=not top1 or rec_fp16)
-        steps = options.get("rec_strip_steps") or str(_strip_steps(runtime.gpu))
-        if not steps.isdigit() or int(steps) < 1:
-            raise EngineError(f"ppocr option rec_strip_steps={steps!r} is not a positive whole number")
-        # On a GPU every strip has the same shape (the tail is gap): ncnn's Vulkan allocator then
-        # reuses its buffers instead of making new ones for every strip width.
-        params = BatchParams(max_steps=int(steps), fixed_width=runtime.gpu)
-        try:
-            return StripRecognizer(self.models.rec, rec_runtime, params, top1=top1)
-        except Unbatchable as exc:
-            if mode == "on":
-                raise EngineError(f"ppocr: this recogniser cannot be batched ({exc})") from None
-            return None
 
     def ocr(self, image: Image.Image) -> PageResult:
         return self.ocr_many([image])[0]
@@ -365,35 +313,6 @@ class PPOCREngine:
         if self.batch.top1:
             return [ctc_decode_top1(s, self.dictionary) for s in scores]
         return [ctc_decode(s, self.dictionary, logits=True) for s in scores]
-
-
-def _strip_steps(gpu: bool) -> int:
-    """Time steps per strip. On a GPU (H200, fp32) PP-OCRv5's strips cost 12.6 / 20 / 43 / 93 ms at
-    1024 / 2048 / 4096 / 8192 steps (its attention grows with steps^2): 2048 read the mixed job
-    13 % faster than 1024, longer strips slower (docs/benchmarks.md)."""
-    return 2048 if gpu else BatchParams.max_steps
-
-
-def _direct_conv(options: EngineOptions) -> bool:
-    """conv: on a CPU direct convolutions halve the detector's peak memory and run the
-    recogniser's 48 px high crops as fast or faster (20.7 vs 19.3 kpx/s on 2 threads); on an
-    H200 gemm was no faster (strips within 3 %, dense40 230.7 vs 237.4 pages/min)."""
-    kernels = (options.get("conv") or CONV_KERNELS).lower()
-    if kernels not in ("direct", "gemm"):
-        raise EngineError(f"ppocr option conv={kernels!r}: use 'direct' or 'gemm'")
-    return kernels == "direct"
-
-
-def _det_fp16(options: EngineOptions) -> bool:
-    """det_precision: the detector's storage and arithmetic on a GPU (a CPU runs fp32 anyway)."""
-    return _fp16(options, "det_precision", DET_PRECISION)
-
-
-def _fp16(options: EngineOptions, name: str, default: str) -> bool:
-    precision = (options.get(name) or default).lower()
-    if precision not in ("fp16", "fp32"):
-        raise EngineError(f"ppocr option {name}={precision!r}: use 'fp16' or 'fp32'")
-    return precision == "fp16"
 
 
 def create_engine(options: EngineOptions) -> PPOCREngine:

@@ -13,7 +13,8 @@ import ncnn
 import numpy as np
 
 from model_cache.ppocr.detection import TextBox, order_quad
-from model_cache.ppocr.recognition import RecParams, quad_size, rectify
+from model_cache.ppocr.crops import quad_size, rectify
+from model_cache.ppocr.recognition import RecParams
 from model_cache.ppocr.runtime import NcnnNet
 
 _MEAN = (0.406 * 255, 0.456 * 255, 0.485 * 255)

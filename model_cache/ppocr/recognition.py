@@ -1,12 +1,11 @@
-"""Text-line recognition: rectify each quadrilateral into a 48-pixel-high crop, run the
-CTC recogniser, greedy-decode with the dictionary (index 0 = blank, last = space)."""
+"""Text-line recognition: a line crop (crops.py) padded and normalized for the CTC recogniser,
+run, and greedy-decoded with the dictionary (index 0 = blank, last = space)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import cv2
 import ncnn
 import numpy as np
 
@@ -40,34 +39,6 @@ def load_dictionary(path: Path) -> list[str]:
     if entries and entries[-1] == "":
         entries.pop()
     return entries
-
-
-def quad_size(quad: np.ndarray) -> tuple[float, float]:
-    width = max(np.linalg.norm(quad[1] - quad[0]), np.linalg.norm(quad[2] - quad[3]))
-    height = max(np.linalg.norm(quad[3] - quad[0]), np.linalg.norm(quad[2] - quad[1]))
-    return float(width), float(height)
-
-
-def rectify(rgb: np.ndarray, quad: np.ndarray, params: RecParams) -> np.ndarray:
-    """Perspective-warp the quadrilateral to an upright crop params.height high (uint8 RGB)."""
-    width, height = quad_size(quad)
-    width, height = max(width, 1.0), max(height, 1.0)
-    vertical = height / width >= params.vertical_ratio
-    src = quad if not vertical else quad[[1, 2, 3, 0]]  # read a vertical line top to bottom
-    if vertical:
-        width, height = height, width
-    out_h = params.height
-    out_w = int(min(params.max_width, max(1, round(width * out_h / height * params.squeeze))))
-    if height > 2 * out_h:  # strong downscale: warp at full size, then area-average
-        full = _warp(rgb, src, int(round(width)), int(round(height)), cv2.INTER_LINEAR)
-        return cv2.resize(full, (out_w, out_h), interpolation=cv2.INTER_AREA)
-    return _warp(rgb, src, out_w, out_h, cv2.INTER_LINEAR)
-
-
-def _warp(rgb: np.ndarray, src: np.ndarray, w: int, h: int, interp: int) -> np.ndarray:
-    dst = np.array([[0, 0], [w, 0], [w, h], [0, h]], dtype=np.float32)
-    matrix = cv2.getPerspectiveTransform(src.astype(np.float32), dst)
-    return cv2.warpPerspective(rgb, matrix, (w, h), flags=interp, borderMode=cv2.BORDER_REPLICATE)
 
 
 def pad_to_min_width(crop: np.ndarray, params: RecParams) -> np.ndarray:

@@ -34,6 +34,9 @@ from typing import Any
 import numpy as np
 
 from model_cache.engine import EngineError, EngineOptions
+from model_cache.ppocr import nets
+from model_cache.ppocr.assets import load_model_set
+from model_cache.ppocr.batch_rec import StripRecognizer
 from model_cache.ppocr.wire import SharedBuffer, pack, unpack
 
 
@@ -95,13 +98,13 @@ class NetService:
     Recognition requests wait for it."""
 
     def __init__(self, options: EngineOptions):
-        from model_cache.ppocr.engine import PPOCREngine  # the one place that builds the nets
-
         extra = dict(options.extra)
         extra.setdefault("rec_batch", "on")
-        self.engine = PPOCREngine(replace(options, service=None, extra=tuple(extra.items())),
-                                  recognizer=False, classifier=False)
-        gpu = self.engine.det.net.opt.use_vulkan_compute
+        self.options = replace(options, service=None, extra=tuple(extra.items()))
+        self.models = load_model_set(options.model_dir, options.model)
+        self.det = nets.detector(self.models, self.options)
+        self.strips: StripRecognizer | None = None
+        gpu = self.det.net.opt.use_vulkan_compute
         # Concurrent calls per net: each takes a Vulkan queue of its own, so one strip's upload
         # and host-side preparation overlap another's compute. A CPU owner keeps one (its nets'
         # pooled allocators are not thread-safe).
@@ -111,17 +114,16 @@ class NetService:
         self.stats = ServiceStats()
         self._rec_loaded = threading.Event()
         # What a feeder needs to know (hello); the strips end in the top-1 tail on a GPU.
-        self.info = {"top1": gpu, "model": self.engine.name,
-                     "host_layers": {"det": self.engine.det.host_layers}}
+        self.info = {"top1": gpu, "model": self.models.name, "host_layers": {"det": self.det.host_layers}}
 
     def load_recognizer(self) -> None:
         """Load the strip recogniser; recognition requests queue until then. If it cannot be
         loaded this raises, and the owner exits: its feeders' pages are retried, and the
         owner started again reports the failure, which stops the run."""
-        self.engine.load_recognizer()
-        if self.engine.batch is None:
+        self.strips = nets.strip_recognizer(self.models, self.options)
+        if self.strips is None:
             raise EngineError("the device owner needs the strip recogniser (rec_batch)")
-        self.info["host_layers"]["rec"] = self.engine.rec.host_layers
+        self.info["host_layers"]["rec"] = self.strips.net.host_layers
         self._rec_loaded.set()
 
     def start(self) -> list[threading.Thread]:
@@ -176,7 +178,7 @@ class NetService:
             feeder.conn.close()
 
     def _det_loop(self) -> None:
-        net = self.engine.det
+        net = self.det
         while (request := self.det_queue.get()) is not None:
             self.stats.requests["det"] += 1
             try:
@@ -224,9 +226,10 @@ class NetService:
                 request.feeder.reply([], request.stats)
         self.stats.rounds += 1
         self.stats.merged += len(requests) > 1
-        net = self.engine.batch.net
+        assert self.strips is not None  # _rec_loop waits for load_recognizer
+        net = self.strips.net
         try:
-            for strip, scores in self.engine.batch.iter_prepared(crops):
+            for strip, scores in self.strips.iter_prepared(crops):
                 self.stats.strips += 1
                 delta = net.last_call()
                 touched: dict[int, tuple[_Request, int]] = {}

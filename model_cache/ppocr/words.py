@@ -14,7 +14,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from model_cache.ppocr.recognition import RecResult, quad_size
+from model_cache.ppocr.crops import quad_size
+from model_cache.ppocr.recognition import RecResult
 from model_cache.ppocr.spacing import ink_columns
 from outputs.model import Line, Word
 
