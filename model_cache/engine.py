@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # a GPU device owner imports this module and needs no image l
 # a lone page's: tests/test_hunyuan_batch.py); ppocr's batched recognition (the same text as
 # one crop at a time, tests/test_ppocr_batch.py) and crop threads (tests/test_ppocr_crop_threads.py).
 RESULT_NEUTRAL_OPTIONS = frozenset({"low_memory", "fused_decoder", "host_attention", "batch_pages",
-                                    "kv_cache_mb", "rec_batch", "rec_strip_steps", "gpu_streams", "gpu_owner",
+                                    "kv_cache_mb", "rec_batch", "rec_strip_steps", "gpu_streams",
                                     "rec_parallel"})
 
 

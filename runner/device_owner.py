@@ -1,13 +1,5 @@
-"""Device owners of a run: the processes that hold a GPU's nets (model_cache/ppocr/service.py),
-and the feeder worker processes that use them.
-
-By default each GPU has two owners, one per net: the detector's and the strip recogniser's.
-ncnn's Python binding holds the GIL while it makes a net's pipelines, so one process makes its
-two nets' pipelines one after the other; two processes make them side by side, and each has its
-own GIL for the copies and strip assembly around its net calls. On an H200 (dense page, 12
-feeders' imports alongside, docs/benchmarks.md) both nets were loaded 2.61 s after launch against
-3.05 s, and the same GPU work took 3.40 s against 3.78 s. `-E gpu_owner=one` keeps one owner
-per GPU holding both nets.
+"""Device owners of a run: one process per GPU holding the engine's nets
+(model_cache/ppocr/service.py), and the feeder worker processes that use them.
 
 The executor (runner/executors.py) starts the owners next to its workers and watches both. A
 feeder whose owner dies mid-request exits with DEVICE_LOST_EXIT, so its pages in flight are
@@ -38,16 +30,6 @@ if TYPE_CHECKING:  # the owner process imports this module: it needs none of the
 
 READY_TIMEOUT = 300.0  # s for an owner to load its nets (shader compilation on a cold GPU included)
 MAX_FEEDERS_PER_DEVICE = 12
-OWNER_LAYOUTS = {"per-net": ("det", "rec"), "one": ("all",)}  # the roles of a device's owners
-DEFAULT_OWNER_LAYOUT = "per-net"
-
-
-def owner_roles(options: EngineOptions) -> tuple[str, ...]:
-    """The owners a device gets (`gpu_owner`): one per net, or one holding both."""
-    layout = (options.get("gpu_owner") or DEFAULT_OWNER_LAYOUT).lower()
-    if layout not in OWNER_LAYOUTS:
-        raise EngineUnavailable(f"gpu_owner={layout!r}: use {' or '.join(map(repr, OWNER_LAYOUTS))}")
-    return OWNER_LAYOUTS[layout]
 
 
 def default_feeders(devices: int, cores: int | None = None) -> int:
@@ -61,7 +43,6 @@ def default_feeders(devices: int, cores: int | None = None) -> int:
 class OwnerProcess:
     options: EngineOptions
     address: str
-    role: str = "all"  # the nets it holds (service.ROLES)
     process: multiprocessing.process.BaseProcess | None = None
     control: Connection | None = None
     info: dict | None = None
@@ -70,8 +51,8 @@ class OwnerProcess:
 
     def start(self, context) -> None:
         parent, child = context.Pipe(duplex=True)
-        self.process = context.Process(target=owner_main, args=(self.options, self.address, child, self.role),
-                                       daemon=True, name=f"pagerunner-owner-{self.options.device}-{self.role}")
+        self.process = context.Process(target=owner_main, args=(self.options, self.address, child),
+                                       daemon=True, name=f"pagerunner-owner-{self.options.device}")
         self.process.start()
         child.close()
         self.control, self.info, self.loaded = parent, None, False
@@ -158,27 +139,22 @@ class OwnerProcess:
 
 
 class DeviceOwners:
-    """The owners of each device config (one per net, or one for both: owner_roles), and the
-    feeder configs pointing at them (devices round robin)."""
+    """One owner per device config, and the feeder configs pointing at them (round robin)."""
 
     def __init__(self, configs: list[WorkerConfig], feeders_per_device: int):
         self.configs = configs
         self.feeders = max(1, feeders_per_device) * len(configs)
         self._dir = tempfile.mkdtemp(prefix="pagerunner-owners-")
-        self.devices = [[OwnerProcess(c.engine_options, os.path.join(self._dir, f"owner-{i}-{role}.sock"), role)
-                         for role in owner_roles(c.engine_options)] for i, c in enumerate(configs)]
-        self.owners = [owner for device in self.devices for owner in device]
+        self.owners = [OwnerProcess(c.engine_options, os.path.join(self._dir, f"owner-{i}.sock"))
+                       for i, c in enumerate(configs)]
         self._context = multiprocessing.get_context("spawn")
         self.restarts = 0
 
     def feeder_configs(self) -> list[WorkerConfig]:
-        """A feeder's `service` names its device's owners' sockets, the detector's first
-        (remote.service_addresses)."""
         out = []
         for i in range(self.feeders):
-            config, owners = self.configs[i % len(self.configs)], self.devices[i % len(self.devices)]
-            service = os.pathsep.join(o.address for o in owners)
-            out.append(replace(config, engine_options=replace(config.engine_options, service=service)))
+            config, owner = self.configs[i % len(self.configs)], self.owners[i % len(self.owners)]
+            out.append(replace(config, engine_options=replace(config.engine_options, service=owner.address)))
         return out
 
     def start(self) -> None:
@@ -226,9 +202,9 @@ class DeviceOwners:
         shutil.rmtree(self._dir, ignore_errors=True)
 
 
-def owner_main(options: EngineOptions, address: str, control: Connection, role: str = "all") -> None:
+def owner_main(options: EngineOptions, address: str, control: Connection) -> None:
     """A device owner process: listen first (feeders may connect while the nets load), load
-    the nets of its role, report ready (or fatal) on `control`, then serve until `control` closes."""
+    the nets, report ready (or fatal) on `control`, then serve until `control` closes."""
     from model_cache.ppocr.service import NetService
     from runner.signals import die_with_parent
 
@@ -241,7 +217,7 @@ def owner_main(options: EngineOptions, address: str, control: Connection, role: 
     listener = Listener(address, family="AF_UNIX", authkey=multiprocessing.current_process().authkey)
     start = time.perf_counter()
     try:
-        service = NetService(options, role)
+        service = NetService(options)
         service.start()
         threading.Thread(target=service.serve, args=(listener,), name="owner-accept", daemon=True).start()
         control.send(("serving", {**service.info, "serve_seconds": time.perf_counter() - start,

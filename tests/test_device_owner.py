@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import time
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +16,6 @@ from model_cache.engine import EngineOptions
 from model_cache.ppocr.batch_rec import prepare
 from model_cache.ppocr.engine import PPOCREngine
 from model_cache.ppocr.recognition import RecParams
-from model_cache.ppocr.remote import service_addresses
 from model_cache.ppocr.runtime import NcnnNet, gpu_available
 from model_cache.ppocr.service import NetService
 from model_cache.ppocr.wire import INLINE_BELOW, Place, SharedBuffer, pack, unpack
@@ -60,26 +57,16 @@ def test_default_feeders_follow_the_cores():
     assert default_feeders(1, cores=2) == 2
 
 
-def test_gpu_runs_use_an_owner_per_net_and_device_and_feeders_round_robin():
+def test_gpu_runs_use_one_owner_per_device_and_feeders_round_robin():
     executor = make_executor(RunConfig([], Path("/nonexistent"), device="gpu:0,1", feeders=3))
     assert isinstance(executor, ProcessExecutor) and executor.owners is not None
-    owners = executor.owners.owners
-    assert [(o.options.device, o.role) for o in owners] == [("gpu:0", "det"), ("gpu:0", "rec"),
-                                                            ("gpu:1", "det"), ("gpu:1", "rec")]
-    per_device = [os.pathsep.join(o.address for o in owners[i:i + 2]) for i in (0, 2)]
-    assert [c.engine_options.service for c in executor.configs] == per_device * 3
-    assert service_addresses(per_device[0]) == (owners[0].address, owners[1].address)
+    assert [o.options.device for o in executor.owners.owners] == ["gpu:0", "gpu:1"]
+    addresses = [o.address for o in executor.owners.owners]
+    assert [c.engine_options.service for c in executor.configs] == addresses * 3
     assert executor.workers == 6 and executor.batch == 2
     executor.owners.stop()
-    one = make_executor(RunConfig([], Path("/nonexistent"), device="gpu:0,1", feeders=3,
-                                  engine_extra=(("gpu_owner", "one"),)))
-    assert [(o.options.device, o.role) for o in one.owners.owners] == [("gpu:0", "all"), ("gpu:1", "all")]
-    assert service_addresses(one.configs[0].engine_options.service) == (one.owners.owners[0].address,) * 2
-    one.owners.stop()
-    with pytest.raises(EngineUnavailable, match="gpu_owner"):
-        make_executor(RunConfig([], Path("/nonexistent"), device="gpu", engine_extra=(("gpu_owner", "two"),)))
     by_workers = make_executor(RunConfig([], Path("/nonexistent"), device="gpu:0,1", workers=8))
-    assert by_workers.workers == 8 and len(by_workers.owners.devices) == 2  # --workers: feeders in all
+    assert by_workers.workers == 8 and len(by_workers.owners.owners) == 2  # --workers: feeders in all
     by_workers.owners.stop()
     old = make_executor(RunConfig([], Path("/nonexistent"), device="gpu:0,1", feeders=0))
     assert old.owners is None and old.workers == 2 and old.batch == 8  # one worker per GPU, as before
@@ -93,10 +80,8 @@ def kit_page(eval_dir: Path) -> Image.Image:
     return Image.open(eval_dir / "scans" / "phototest.tif")
 
 
-@pytest.mark.parametrize("layout", ["per-net", "one"])
-def test_a_remote_engine_reads_what_the_local_one_reads(eval_dir, layout):
-    options = replace(TINY, extra=(*TINY.extra, ("gpu_owner", layout)))
-    owners = DeviceOwners([WorkerConfig(engine_options=options)], 1)
+def test_a_remote_engine_reads_what_the_local_one_reads(eval_dir):
+    owners = DeviceOwners([WorkerConfig(engine_options=TINY)], 1)
     owners.start()
     try:
         owners.wait_ready()
@@ -157,6 +142,9 @@ def test_concurrent_recognition_requests_share_strips(eval_dir):
 def test_recognition_asked_before_the_recogniser_is_loaded_waits_for_it(eval_dir):
     """The owner serves detection while its recogniser loads; a recognition request made
     meanwhile is answered once it is loaded, with what the loaded recogniser reads."""
+    import threading
+    import time
+
     from model_cache.ppocr.service import _Request
 
     service = NetService(TINY)
@@ -205,8 +193,7 @@ def pages_folder(tmp_path: Path, count: int) -> Path:
 
 
 class _KillOwnerAfterFirst:
-    """Runs the executor and SIGKILLs its device's owners (the detector's and the recogniser's)
-    once the first page has come back."""
+    """Runs the executor and SIGKILLs its (only) owner once the first page has come back."""
 
     def __init__(self, inner: ProcessExecutor):
         self.inner = inner
@@ -214,8 +201,7 @@ class _KillOwnerAfterFirst:
     def run(self, tasks, stop):
         for index, result in enumerate(self.inner.run(tasks, stop)):
             if index == 0:
-                for owner in self.inner.owners.owners:  # type: ignore[union-attr]
-                    os.kill(owner.process.pid, signal.SIGKILL)
+                os.kill(self.inner.owners.owners[0].process.pid, signal.SIGKILL)  # type: ignore[union-attr]
             yield result
 
 
@@ -232,7 +218,7 @@ def test_an_owner_that_dies_costs_only_pages_in_flight(tmp_path):
     summary = run_job(RunConfig([str(root)], tmp_path / "out", text_layer="ignore"),
                       executor_factory=lambda config: _KillOwnerAfterFirst(inner))
     assert summary.pages_done == 6 and summary.pages_failed == 0
-    assert inner.owners is not None and inner.owners.restarts >= 2
+    assert inner.owners is not None and inner.owners.restarts >= 1
     assert all(o.process is None for o in inner.owners.owners)  # stopped at the end
 
 
@@ -247,12 +233,12 @@ class _AskOwnersAtTheEnd:
             yield result
             if index + 1 == self.pages:
                 for owner in self.inner.owners.owners:  # type: ignore[union-attr]
-                    self.served.append((owner.role, owner.stats()))
+                    self.served.append(owner.stats())
 
 
 @pytest.mark.slow
 def test_two_owners_each_serve_their_feeders(tmp_path):
-    """As gpu:0,1 gives: an owner per net and device, feeders round robin, every page detected once."""
+    """As gpu:0,1 gives: one owner per device, feeders round robin, every page detected once."""
     root = pages_folder(tmp_path, 4)
     executor = owned_executor(feeders=1, devices=2)
     assert len({c.engine_options.service for c in executor.configs}) == 2
@@ -260,11 +246,8 @@ def test_two_owners_each_serve_their_feeders(tmp_path):
     summary = run_job(RunConfig([str(root)], tmp_path / "out", text_layer="ignore"),
                       executor_factory=lambda config: asking)
     assert summary.pages_done == 4
-    det = [stats for role, stats in asking.served if role == "det"]
-    rec = [stats for role, stats in asking.served if role == "rec"]
-    assert len(det) == len(rec) == 2 and all(stats.requests["det"] >= 1 for stats in det)
-    assert sum(stats.requests["det"] for stats in det) == 4 and all(stats.requests["rec"] >= 1 for stats in rec)
-    assert all(stats.requests["rec"] == 0 for stats in det) and all(stats.requests["det"] == 0 for stats in rec)
+    assert len(asking.served) == 2 and all(stats.requests["det"] >= 1 for stats in asking.served)
+    assert sum(stats.requests["det"] for stats in asking.served) == 4
 
 
 def test_an_owner_that_cannot_start_stops_the_run(tmp_path):
@@ -284,34 +267,10 @@ def test_an_owner_on_the_gpu_reads_what_the_cpu_reads(eval_dir):
     owners = DeviceOwners([WorkerConfig(engine_options=gpu)], 1)
     owners.start()
     try:
-        owners.wait_ready()
-        det, rec = (owner.info for owner in owners.devices[0])
-        assert det["host_layers"] == {"det": []} and rec["top1"] is True and rec["host_layers"] == {"rec": []}
+        info = owners.owners[0].wait_ready()
+        assert info["top1"] is True and info["host_layers"]["rec"] == []
         remote = PPOCREngine(owners.feeder_configs()[0].engine_options)
         page = kit_page(eval_dir)
         assert remote.ocr(page).text == PPOCREngine(EngineOptions(threads=2, model="ppocr-v6-tiny")).ocr(page).text
     finally:
         owners.stop()
-
-
-def test_an_owner_of_one_net_serves_only_that_net():
-    from model_cache.ppocr.service import _Request
-
-    det, rec = NetService(TINY, "det"), NetService(TINY, "rec")
-    det.load_recognizer()  # nothing to load for the detector's owner
-    rec.load_recognizer()
-    assert det.strips is None and det.det is not None and rec.det is None and rec.strips is not None
-    assert set(det.info["host_layers"]) == {"det"} and set(rec.info["host_layers"]) == {"rec"}
-    with pytest.raises(Exception, match="role"):
-        NetService(TINY, "both")
-    rec.start()
-    try:
-        answer = _Collect()
-        crop = prepare(np.full((48, 120, 3), 255, np.uint8), RecParams())
-        rec.rec_queue.put(_Request(answer, "rec", [crop]))
-        deadline = time.monotonic() + 30
-        while not answer.replies and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert len(answer.replies) == 1 and answer.replies[0][0] != "error"
-    finally:
-        rec.stop()

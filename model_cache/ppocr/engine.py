@@ -16,8 +16,6 @@ next, then the values in brackets):
   det_precision ("fp32" | "fp16": the detector's storage and arithmetic on a GPU; fp32 gives
   the CPU's lines, fp16 moved 40 of 2144 dense lines by a character or two),
   gpu_streams (2: concurrent net calls in a GPU device owner, service.py),
-  gpu_owner ("per-net" | "one": a GPU's detector and recogniser in an owner process each, or
-  both in one; runner/device_owner.py),
   rec_precision ("fp32" | "fp16": the strip recogniser on a GPU; fp16 returns its class index
   in two parts, each exact in fp16, batch_graph._top1_tail_fp16),
   conv ("direct" | "gemm": ncnn's convolution kernels for the detector and recogniser; direct
@@ -72,7 +70,7 @@ class PipelineParams:
 
 OPTION_NAMES = ("det_limit_side", "det_thresh", "det_box_thresh", "det_unclip_ratio", "rec_min_score",
                 "rec_squeeze", "orientation", "cls_vote_lines", "rec_batch", "rec_strip_steps", "det_precision", "conv",
-                "gpu_streams", "gpu_owner", "rec_precision", "rec_parallel")
+                "gpu_streams", "rec_precision", "rec_parallel")
 
 
 def params_from(options: EngineOptions, defaults: dict[str, Any] | None = None,
@@ -163,17 +161,16 @@ class PPOCREngine:
         rec = nets.recognizer(self.models, self.options)
         self.rec, self.batch, self.crop_threads = rec.net, rec.batch, rec.crop_threads
 
-    def _remote_nets(self, service: str) -> None:
-        from model_cache.ppocr.remote import RemoteNet, RemoteStrips, ServiceClient, service_addresses
+    def _remote_nets(self, address: str) -> None:
+        from model_cache.ppocr.remote import RemoteNet, RemoteStrips, ServiceClient
 
-        det_address, rec_address = service_addresses(service)
-        client = ServiceClient(det_address)
+        client = ServiceClient(address)
         self.det = RemoteNet(client, "det")
         # The page's orientation vote (a few small crops) on this feeder's CPU: it leaves the
         # owner's GPU to detection and recognition, saves a round trip and a net's shaders at
         # the owner's start, and votes in fp32 as a CPU run does.
         self.cls = NcnnNet(self.models.cls, RuntimeOptions(threads=self.options.threads))
-        self.batch = RemoteStrips(client if rec_address == det_address else ServiceClient(rec_address))
+        self.batch = RemoteStrips(client)
         self.crop_threads = None
         self.rec = self.batch.net
         self.rec_logits = None

@@ -4,8 +4,8 @@
 the engine calls them as it calls its local nets, and everything but those net calls (the
 orientation vote, rectification, DB post-processing, CTC decoding, word boxes, layout) stays here.
 
-One `ServiceClient` per owner the feeder uses (a device's detector and recogniser have an owner
-each by default, runner/device_owner.py): a socket to it and a shared buffer for pixels (wire.py). One request is in flight at a time. A request that cannot be sent (the owner went
+One `ServiceClient` per feeder process: a socket to the owner and a shared buffer for pixels
+(wire.py). One request is in flight at a time. A request that cannot be sent (the owner went
 away while this feeder was idle) is sent again once the owner is back; a request whose reply
 never comes raises DeviceLost, and the process must be restarted (its pages are retried as a
 crashed worker's are).
@@ -14,7 +14,6 @@ crashed worker's are).
 from __future__ import annotations
 
 import multiprocessing
-import os
 import time
 from multiprocessing.connection import Client, Connection
 from typing import Any
@@ -30,13 +29,6 @@ from model_cache.ppocr.wire import SharedBuffer, message_bytes, needed, pack, un
 
 BUFFER_BYTES = 32 << 20  # a 1600 x 1600 detector input is 30.7 MB; larger ones grow the buffer
 CONNECT_TIMEOUT = 180.0  # s: the owner loads its nets and compiles its shaders meanwhile
-
-
-def service_addresses(service: str) -> tuple[str, str]:
-    """EngineOptions.service -> the sockets of the detector's and the recogniser's owners (one
-    path when a single owner holds both)."""
-    det, _, rec = service.partition(os.pathsep)
-    return det, rec or det
 
 
 class ServiceClient:

@@ -89,29 +89,22 @@ class ServiceStats:
     rounds: int = 0
 
 
-ROLES = ("all", "det", "rec")  # the nets an owner holds: both, or one of them
-
-
 class NetService:
-    """The nets of one device (`role` "all"), or one of them ("det", "rec": a device whose two
-    nets have an owner each, runner/device_owner.py), and the threads that run them. The detector
-    is loaded here; the recogniser by load_recognizer(), which the owner calls once it serves.
-    ncnn's Python binding holds the GIL while it makes a net's pipelines (~1 s each on an H200),
-    so an owner's own threads (accepting feeders, detection) wait for the load too, and one
-    process makes its two nets' pipelines one after the other (docs/benchmarks.md, "The GPU run's
-    start, piece by piece"). Recognition requests wait for the recogniser."""
+    """The nets of one device and the threads that run them. The detector is loaded here; the
+    recogniser by load_recognizer(), which the owner calls once it serves, so that feeders render
+    their first pages while its pipelines are made (~0.8-1 s on an H200). ncnn's Python binding
+    holds the GIL while it makes them, so the owner's own threads (accepting feeders, detection)
+    wait for the load too (docs/benchmarks.md, "The GPU run's start, piece by piece").
+    Recognition requests wait for it."""
 
-    def __init__(self, options: EngineOptions, role: str = "all"):
-        if role not in ROLES:
-            raise EngineError(f"unknown device owner role {role!r}")
+    def __init__(self, options: EngineOptions):
         extra = dict(options.extra)
         extra.setdefault("rec_batch", "on")
-        self.role = role
         self.options = replace(options, service=None, extra=tuple(extra.items()))
         self.models = load_model_set(options.model_dir, options.model)
-        gpu, _ = nets.parse_device(options.device)
-        self.det = nets.detector(self.models, self.options) if role != "rec" else None
+        self.det = nets.detector(self.models, self.options)
         self.strips: StripRecognizer | None = None
+        gpu = self.det.net.opt.use_vulkan_compute
         # Concurrent calls per net: each takes a Vulkan queue of its own, so one strip's upload
         # and host-side preparation overlap another's compute. A CPU owner keeps one (its nets'
         # pooled allocators are not thread-safe).
@@ -121,16 +114,12 @@ class NetService:
         self.stats = ServiceStats()
         self._rec_loaded = threading.Event()
         # What a feeder needs to know (hello); the strips end in the top-1 tail on a GPU.
-        self.info: dict[str, Any] = {"top1": gpu, "model": self.models.name, "role": role,
-                                     "host_layers": {"det": self.det.host_layers} if self.det else {}}
+        self.info = {"top1": gpu, "model": self.models.name, "host_layers": {"det": self.det.host_layers}}
 
     def load_recognizer(self) -> None:
-        """Load the strip recogniser (an owner of the detector alone has none); recognition
-        requests queue until then. If it cannot be loaded this raises, and the owner exits: its
-        feeders' pages are retried, and the owner started again reports the failure, which
-        stops the run."""
-        if self.role == "det":
-            return
+        """Load the strip recogniser; recognition requests queue until then. If it cannot be
+        loaded this raises, and the owner exits: its feeders' pages are retried, and the
+        owner started again reports the failure, which stops the run."""
         self.strips = nets.strip_recognizer(self.models, self.options)
         if self.strips is None:
             raise EngineError("the device owner needs the strip recogniser (rec_batch)")
@@ -140,10 +129,8 @@ class NetService:
     def start(self) -> list[threading.Thread]:
         threads = []
         for _ in range(self.streams):
-            if self.role != "rec":
-                threads.append(threading.Thread(target=self._det_loop, name="owner-det", daemon=True))
-            if self.role != "det":
-                threads.append(threading.Thread(target=self._rec_loop, name="owner-rec", daemon=True))
+            threads.append(threading.Thread(target=self._det_loop, name="owner-det", daemon=True))
+            threads.append(threading.Thread(target=self._rec_loop, name="owner-rec", daemon=True))
         for thread in threads:
             thread.start()
         return threads
@@ -181,9 +168,9 @@ class NetService:
                     continue
                 if op == "hello":
                     feeder._send(("ok", self.info, {}))
-                elif op == "det" and self.role != "rec":
+                elif op == "det":
                     self.det_queue.put(_Request(feeder, op, arrays))
-                elif op == "rec" and self.role != "det":
+                elif op == "rec":
                     self.rec_queue.put(_Request(feeder, op, arrays))
                 else:
                     feeder.fail(f"unknown request {op!r}")
@@ -192,7 +179,6 @@ class NetService:
 
     def _det_loop(self) -> None:
         net = self.det
-        assert net is not None  # only an owner with a detector runs this loop
         while (request := self.det_queue.get()) is not None:
             self.stats.requests["det"] += 1
             try:
