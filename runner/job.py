@@ -198,6 +198,10 @@ def make_executor(config: RunConfig) -> Executor:
         feeder_configs = owners.feeder_configs()
         return ProcessExecutor(worker_config, workers=len(feeder_configs), page_timeout=config.page_timeout,
                                batch=batch, configs=feeder_configs, owners=owners)
+    if config.engine == "ppocr" and config.workers > 1 and devices == ["cpu"]:
+        # CPU workers take turns at the detector where the model asks for it (model_cache/turns.py).
+        turns = str(config.out_dir / STORE_DIR / "detector.turns")
+        configs = [replace(c, engine_options=replace(c.engine_options, turns=turns)) for c in configs]
     # One worker per GPU, each owning its device (more only if --workers asks for more).
     return ProcessExecutor(worker_config, workers=config.workers, page_timeout=config.page_timeout,
                            batch=batch, configs=configs)

@@ -105,8 +105,10 @@ V5 = Recipe(
     copied=("NOTICE", "PROVENANCE.md"),
     extra_meta={
         "languages": "zh (simplified, traditional), ja, en and Latin script",
+        # det_turns: two of these detectors at once (2 CPU workers) took a run past 1 GB
+        # (docs/benchmarks.md, stop 18).
         "defaults": {"det_limit_side": 1600, "det_thresh": 0.3, "det_box_thresh": 0.6,
-                     "det_unclip_ratio": 1.5},
+                     "det_unclip_ratio": 1.5, "det_turns": "on"},
     },
 )
 
