@@ -56,10 +56,13 @@ def test_v5_asks_for_detector_turns_and_v6_tiny_does_not():
         _det_turns(EngineOptions(extra=(("det_turns", "maybe"),)), v5)
 
 
-def test_a_runs_cpu_workers_share_one_turns_file_in_its_store():
+def test_a_runs_cpu_workers_share_turns_files_in_pairs_in_its_store():
     out = Path("/nonexistent")
     shared = make_executor(RunConfig([], out, workers=2, threads=1))
-    assert {c.engine_options.turns for c in shared.configs} == {str(out / ".pagerunner" / "detector.turns")}
+    assert [c.engine_options.turns for c in shared.configs] == [str(out / ".pagerunner" / "detector.turns.0")] * 2
+    five = make_executor(RunConfig([], out, workers=5, threads=1))  # in pairs: half of them detect at once
+    assert [Path(c.engine_options.turns).name[-1] for c in five.configs] == list("00112")
+    assert five.workers == 5
     assert make_executor(RunConfig([], out, workers=1, threads=2)).config.engine_options.turns is None
     assert {c.engine_options.turns for c in make_executor(
         RunConfig([], out, workers=2, threads=1, engine="hunyuan")).configs} == {None}

@@ -24,8 +24,9 @@ next, then the values in brackets):
   per line crop on `threads` Python threads (crop_threads.py), layers = ncnn's OpenMP inside
   each layer; auto = layers: on this shared 2-core machine neither won clearly, see
   docs/benchmarks.md "CPU recogniser speed"),
-  det_turns ("on" | "off": with several CPU workers in a run, one detector at a time, each
-  returning its freed feature maps to the system before the next turn (model_cache/turns.py);
+  det_turns ("on" | "off": with several CPU workers in a run, one detector at a time in each pair
+  of workers, each returning its freed feature maps to the system before the next turn
+  (model_cache/turns.py; the runner gives each pair its lock file);
   the model's manifest says "on" where two of its detectors at once would pass 1 GB: PP-OCRv5).
 """
 
