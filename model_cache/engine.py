@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # a GPU device owner imports this module and needs no image l
 # one crop at a time, tests/test_ppocr_batch.py) and crop threads (tests/test_ppocr_crop_threads.py).
 RESULT_NEUTRAL_OPTIONS = frozenset({"low_memory", "fused_decoder", "host_attention", "batch_pages",
                                     "kv_cache_mb", "rec_batch", "rec_strip_steps", "gpu_streams",
-                                    "rec_parallel"})
+                                    "rec_parallel", "det_turns"})
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,10 @@ class EngineOptions:
     # Address of a device owner process that holds the nets (ppocr on a GPU: model_cache/ppocr/
     # service.py); the engine then runs only its CPU steps here. Never changes results.
     service: str | None = None
+    # A lock file the CPU workers of one run share (model_cache/turns.py): a memory-heavy step
+    # (ppocr's detector, where the model asks for turns) runs in one of them at a time. Set by
+    # the runner, never by users; never changes results.
+    turns: str | None = None
 
     def get(self, key: str, default: str | None = None) -> str | None:
         return dict(self.extra).get(key, default)

@@ -198,9 +198,20 @@ def make_executor(config: RunConfig) -> Executor:
         feeder_configs = owners.feeder_configs()
         return ProcessExecutor(worker_config, workers=len(feeder_configs), page_timeout=config.page_timeout,
                                batch=batch, configs=feeder_configs, owners=owners)
+    if config.engine == "ppocr" and config.workers > 1 and devices == ["cpu"]:
+        configs = _detector_turns(config, configs[0])
     # One worker per GPU, each owning its device (more only if --workers asks for more).
     return ProcessExecutor(worker_config, workers=config.workers, page_timeout=config.page_timeout,
                            batch=batch, configs=configs)
+
+
+def _detector_turns(config: RunConfig, worker: WorkerConfig) -> list[WorkerConfig]:
+    """One config per CPU worker, each pair sharing a turns file (model_cache/turns.py): where the
+    model asks for turns, a pair's peak holds one detector, and a many-core run still has half its
+    workers detecting at once."""
+    store = config.out_dir / STORE_DIR
+    return [replace(worker, engine_options=replace(worker.engine_options, turns=str(store / f"detector.turns.{i // 2}")))
+            for i in range(config.workers)]
 
 
 def run_job(config: RunConfig, reporter: Reporter | None = None, stdout: TextIO | None = None,

@@ -105,8 +105,10 @@ V5 = Recipe(
     copied=("NOTICE", "PROVENANCE.md"),
     extra_meta={
         "languages": "zh (simplified, traditional), ja, en and Latin script",
+        # det_turns: two of these detectors at once (2 CPU workers) took a run past 1 GB
+        # (docs/benchmarks.md, stop 18).
         "defaults": {"det_limit_side": 1600, "det_thresh": 0.3, "det_box_thresh": 0.6,
-                     "det_unclip_ratio": 1.5},
+                     "det_unclip_ratio": 1.5, "det_turns": "on"},
     },
 )
 
@@ -145,8 +147,10 @@ V6_TINY = Recipe(
         # at 1600 (5-pt does not: use -E det_limit_side=1600 or ppocr-v5-mobile for it); the DB
         # thresholds are those of the model's own inference.yml (kit lines CER 0.0094 vs 0.0220
         # with v5's, corpus tuning half equal).
+        # det_turns off: its two detectors at once stay well under 1 GB, and turns would cost
+        # it speed (its detector is a larger share of a page).
         "defaults": {"det_limit_side": 1280, "det_thresh": 0.2, "det_box_thresh": 0.4,
-                     "det_unclip_ratio": 1.4},
+                     "det_unclip_ratio": 1.4, "det_turns": "off"},
     },
 )
 

@@ -58,9 +58,22 @@ def input_size(width: int, height: int, params: DetParams) -> tuple[int, int]:
 def probability_map(net: NcnnNet, rgb: np.ndarray, params: DetParams) -> np.ndarray:
     h, w = rgb.shape[:2]
     tw, th = input_size(w, h, params)
+    return _run(net, [_input_mat(rgb, tw, th)], tw, th)
+
+
+def _run(net: NcnnNet, holder: list[ncnn.Mat], tw: int, th: int) -> np.ndarray:
+    """The net takes the input Mat over (`holder` is emptied): a local net frees it after its
+    first layer instead of at the end (21 MiB at 1600 px); a device owner's copies it anyway."""
+    if isinstance(net, NcnnNet):
+        return net.run_inputs({net.files.input: holder.pop()}, consume=True).reshape(th, tw)
+    return net.run(holder.pop()).reshape(th, tw)
+
+
+def _input_mat(rgb: np.ndarray, tw: int, th: int) -> ncnn.Mat:
+    h, w = rgb.shape[:2]
     mat = ncnn.Mat.from_pixels_resize(rgb, ncnn.Mat.PixelType.PIXEL_RGB2BGR, w, h, tw, th)
     mat.substract_mean_normalize(_MEAN, _NORM)
-    return net.run(mat).reshape(th, tw)
+    return mat
 
 
 def order_quad(points: np.ndarray) -> np.ndarray:
@@ -130,7 +143,10 @@ def detect(net: NcnnNet, rgb: np.ndarray, params: DetParams) -> list[TextBox]:
     h, w = rgb.shape[:2]
     pad = detection_margin(w, h)
     padded = cv2.copyMakeBorder(rgb, pad, pad, pad, pad, cv2.BORDER_CONSTANT, value=paper_colour(rgb))
-    prob = probability_map(net, padded, params)
+    tw, th = input_size(w + 2 * pad, h + 2 * pad, params)
+    holder = [_input_mat(padded, tw, th)]
+    del padded  # freed before the net runs: only its input is needed now
+    prob = _run(net, holder, tw, th)
     boxes = boxes_from_map(prob, params, w + 2 * pad, h + 2 * pad)
     for box in boxes:
         box.quad -= pad

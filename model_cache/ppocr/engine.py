@@ -23,7 +23,11 @@ next, then the values in brackets):
   rec_parallel ("auto" | "crops" | "layers": on a CPU without strips, crops = one ncnn thread
   per line crop on `threads` Python threads (crop_threads.py), layers = ncnn's OpenMP inside
   each layer; auto = layers: on this shared 2-core machine neither won clearly, see
-  docs/benchmarks.md "CPU recogniser speed").
+  docs/benchmarks.md "CPU recogniser speed"),
+  det_turns ("on" | "off": with several CPU workers in a run, one detector at a time in each pair
+  of workers, each returning its freed feature maps to the system before the next turn
+  (model_cache/turns.py; the runner gives each pair its lock file);
+  the model's manifest says "on" where two of its detectors at once would pass 1 GB: PP-OCRv5).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ import numpy as np
 from PIL import Image
 
 from model_cache.engine import EngineError, EngineOptions
+from model_cache.heap import release_free_memory
 from model_cache.layout import from_line, layout_page
 from model_cache.layout.replay import ENV as LINE_CACHE_ENV
 from model_cache.layout.replay import PageLines, cached
@@ -54,6 +59,7 @@ from model_cache.ppocr import nets
 from model_cache.ppocr.runtime import NcnnNet, RuntimeOptions
 from model_cache.ppocr.spacing import verify_spaces
 from model_cache.ppocr.words import recognised_line
+from model_cache.turns import Turns
 from outputs.model import Line, PageResult
 
 
@@ -70,7 +76,7 @@ class PipelineParams:
 
 OPTION_NAMES = ("det_limit_side", "det_thresh", "det_box_thresh", "det_unclip_ratio", "rec_min_score",
                 "rec_squeeze", "orientation", "cls_vote_lines", "rec_batch", "rec_strip_steps", "det_precision", "conv",
-                "gpu_streams", "rec_precision", "rec_parallel")
+                "gpu_streams", "rec_precision", "rec_parallel", "det_turns")
 
 
 def params_from(options: EngineOptions, defaults: dict[str, Any] | None = None,
@@ -144,8 +150,9 @@ class PPOCREngine:
         self.models = models or load_model_set(options.model_dir, options.model)
         self.name = self.models.name  # the record's `engine` field names the model
         self.params = params_from(options, self.models.defaults, self.models.rec.meta)
-        nets.parse_device(options.device)  # an unknown device fails here, before any model loads
+        gpu, _ = nets.parse_device(options.device)  # an unknown device fails here, before any model loads
         self.dictionary = load_dictionary(self.models.dictionary)
+        self.turns = Turns(options.turns if not gpu and _det_turns(options, self.models.defaults) else None)
         if options.service:  # the nets live in a device owner process (service.py)
             self._remote_nets(options.service)
             return
@@ -226,15 +233,20 @@ class PPOCREngine:
         return out
 
     def _detect(self, rgb: np.ndarray, timings: dict[str, float]) -> _Page:
-        start = time.perf_counter()
+        start, waited = time.perf_counter(), self.turns.waited
         boxes = self._detect_boxes(rgb)
         timings["detect"] = time.perf_counter() - start
+        if self.turns.path:  # part of "detect": waiting for the other workers' detectors
+            timings["detect_wait"] = self.turns.waited - waited
         rgb, boxes, rotation = self._orient(rgb, boxes, timings)
         return _Page(rgb, boxes, rotation)
 
     def _detect_boxes(self, rgb: np.ndarray) -> list[TextBox]:
-        boxes = detect(self.det, rgb, self.params.det)
-        self.det.release()  # the detector's buffers are the biggest: free them before rec
+        with self.turns.taken():
+            boxes = detect(self.det, rgb, self.params.det)
+            self.det.release()  # the detector's buffers are the biggest: free them before rec
+            if self.turns.path:  # and give them back to the system before the next worker's turn
+                release_free_memory()
         return boxes
 
     def _finish(self, rgb: np.ndarray, page: PageLines, timings: dict[str, float]) -> PageResult:
@@ -307,12 +319,30 @@ class PPOCREngine:
                 lambda out: ctc_decode(out.reshape(-1, out.shape[-1]), self.dictionary,
                                        logits=bool(self.rec_logits)), self.rec_logits)
         if self.batch is None:
-            return [recognize(self.rec, crop, self.dictionary, self.params.rec, self.rec_logits)
-                    for crop in crops]
+            return self._rec_widest_first(crops)
         scores = self.batch.run(crops, self.params.rec)
         if self.batch.top1:
             return [ctc_decode_top1(s, self.dictionary) for s in scores]
         return [ctc_decode(s, self.dictionary, logits=True) for s in scores]
+
+    def _rec_widest_first(self, crops: list[np.ndarray]) -> list[RecResult]:
+        """One crop at a time, widest first: ncnn's pools reuse any free buffer at least as large
+        as a request, so the widest crop's buffers serve every later one and the pools hold one
+        crop's worth. In page order each wider crop added buffers of its own: on dense pages the pools
+        peaked at 149-200 MiB in page order, 100-107 widest first (docs/benchmarks.md, stop 18).
+        Each crop's result is its own: the order changes no text."""
+        results: list[RecResult | None] = [None] * len(crops)
+        for i in sorted(range(len(crops)), key=lambda i: -crops[i].shape[1]):
+            results[i] = recognize(self.rec, crops[i], self.dictionary, self.params.rec, self.rec_logits)
+        return results  # type: ignore[return-value]
+
+
+def _det_turns(options: EngineOptions, defaults: dict[str, Any]) -> bool:
+    """det_turns: the option, else the model manifest's default, else off."""
+    value = str(options.get("det_turns") or defaults.get("det_turns") or "off").lower()
+    if value not in ("on", "off"):
+        raise EngineError(f"ppocr option det_turns={value!r}: use 'on' or 'off'")
+    return value == "on"
 
 
 def create_engine(options: EngineOptions) -> PPOCREngine:

@@ -67,9 +67,10 @@ def ctc_decode(scores: np.ndarray, dictionary: list[str], logits: bool = False) 
     keep = _emitted(best)
     idx = best[keep]
     if logits:
-        rows = scores[keep]
+        rows = scores[keep]  # one copy, worked in place: a wide line emits ~150 rows of 18385
         top = rows[np.arange(len(idx)), idx]
-        p = 1.0 / np.exp(rows - top[:, None]).sum(axis=1) if len(idx) else np.zeros(0)
+        rows -= top[:, None]
+        p = 1.0 / np.exp(rows, out=rows).sum(axis=1) if len(idx) else np.zeros(0)
     else:
         p = scores[np.arange(len(best)), best][keep]
     return _result(best, keep, p, dictionary)
@@ -112,5 +113,6 @@ def recognize(net: NcnnNet, crop: np.ndarray, dictionary: list[str], params: Rec
               logits_blob: str | None = None) -> RecResult:
     """Run the recogniser; with `logits_blob` (see softmax_input) the 18385-way softmax of
     every time step is skipped."""
-    scores = net.run(crop_to_mat(crop, params), logits_blob)
-    return ctc_decode(scores.reshape(-1, scores.shape[-1]), dictionary, logits=bool(logits_blob))
+    return net.run(crop_to_mat(crop, params), logits_blob,  # decoded in place: no copy of the logits
+                   lambda scores: ctc_decode(scores.reshape(-1, scores.shape[-1]), dictionary,
+                                             logits=bool(logits_blob)))

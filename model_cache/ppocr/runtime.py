@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any, Callable
 
 import ncnn
 import numpy as np
@@ -52,7 +53,8 @@ class NetStats:
 
 class NcnnNet:
     """An ncnn.Net loaded once; `run` takes an ncnn.Mat (or a float32 CHW array) and
-    returns the output blob as a numpy array (copied, so the Mat may be freed)."""
+    returns the output blob as a numpy array (copied, so the Mat may be freed), or what
+    `read` makes of it in place."""
 
     def __init__(self, files: NetFiles, options: RuntimeOptions, param_text: str | None = None):
         """`param_text`: a rewritten graph (batch_graph.py) over the same .bin."""
@@ -85,15 +87,24 @@ class NcnnNet:
         self.host_layers = [l.type for l in self.net.layers()
                             if options.gpu and not l.support_vulkan and l.type != "Input"]
 
-    def run(self, mat: ncnn.Mat | np.ndarray, output: str | None = None) -> np.ndarray:
-        return self.run_inputs({self.files.input: mat}, output)
+    def run(self, mat: ncnn.Mat | np.ndarray, output: str | None = None,
+            read: Callable[[np.ndarray], Any] | None = None) -> Any:
+        return self.run_inputs({self.files.input: mat}, output, read)
 
-    def run_inputs(self, inputs: dict[str, ncnn.Mat | np.ndarray], output: str | None = None) -> np.ndarray:
-        """One extract call: every named input, one output blob."""
+    def run_inputs(self, inputs: dict[str, ncnn.Mat | np.ndarray], output: str | None = None,
+                   read: Callable[[np.ndarray], Any] | None = None, consume: bool = False) -> Any:
+        """One extract call: every named input, one output blob. With `read`, the result is
+        read(blob) on the output blob itself while it is still in the pool (no copy: a wide
+        line's logits are up to 36 MiB); `read` must not keep the array. With `consume`, the
+        caller hands its ncnn.Mat inputs over (`inputs` is emptied): ncnn frees each once the
+        layers that read it are done, instead of at the end of the call."""
         # ncnn.Mat wraps a numpy array without copying: keep every array alive until extract ends.
-        arrays = {name: np.ascontiguousarray(m, dtype=np.float32) if isinstance(m, np.ndarray) else m
-                  for name, m in inputs.items()}
-        mats = {name: ncnn.Mat(m) if isinstance(m, np.ndarray) else m for name, m in arrays.items()}
+        arrays = {name: np.ascontiguousarray(m, dtype=np.float32)
+                  for name, m in inputs.items() if isinstance(m, np.ndarray)}
+        mats = {name: ncnn.Mat(arrays[name]) if name in arrays else m for name, m in inputs.items()}
+        uploaded = sum(np.asarray(m).nbytes for m in mats.values())
+        if consume:
+            inputs.clear()
         start = time.perf_counter()
         with self.net.create_extractor() as ex:
             if not self.net.opt.use_vulkan_compute:
@@ -101,12 +112,18 @@ class NcnnNet:
                 ex.set_workspace_allocator(self.work_pool)
             for name, mat in mats.items():
                 ex.input(name, mat)
+            if consume:  # handed over: the extractor now holds the only reference to each Mat
+                del mat
+                mats.clear()
             ret, out = ex.extract(output or self.files.output)
             if ret != 0:
                 raise EngineError(f"ncnn extract failed ({ret}) in {self.files.param.name}")
-            result = np.array(out, copy=True)
-        call = (1 + len(self.host_layers), result.nbytes, sum(np.asarray(m).nbytes for m in mats.values()),
-                time.perf_counter() - start)
+            seconds = time.perf_counter() - start
+            blob = np.array(out, copy=read is None)
+            nbytes = blob.nbytes
+            result = read(blob) if read is not None else blob
+            del blob, out
+        call = (1 + len(self.host_layers), nbytes, uploaded, seconds)
         self.stats.add(*call)
         self._calls.last = call
         del arrays
