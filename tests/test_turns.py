@@ -35,13 +35,19 @@ def test_processes_sharing_a_file_take_turns(tmp_path: Path):
         assert start >= end  # no two inside at once
 
 
-def test_a_killed_holder_frees_its_turn(tmp_path: Path):
+def _holding(tmp_path: Path, seconds: float) -> tuple[str, multiprocessing.process.BaseProcess]:
+    """A process inside its turn (it holds it `seconds`): the lock path and the process."""
     ctx = multiprocessing.get_context("spawn")
     lock = str(tmp_path / "det.turns")
     ready = ctx.Event()
-    holder = ctx.Process(target=_hold, args=(lock, 60.0, str(tmp_path / "log"), ready))
+    holder = ctx.Process(target=_hold, args=(lock, seconds, str(tmp_path / "log"), ready))
     holder.start()
     assert ready.wait(20)
+    return lock, holder
+
+
+def test_a_killed_holder_frees_its_turn(tmp_path: Path):
+    lock, holder = _holding(tmp_path, 60.0)
     os.kill(holder.pid, signal.SIGKILL)  # dies inside its turn
     holder.join(10)
     turns = Turns(lock)
@@ -62,12 +68,7 @@ def test_no_path_never_waits_and_opens_nothing(tmp_path: Path):
 
 
 def test_the_wait_is_counted(tmp_path: Path):
-    ctx = multiprocessing.get_context("spawn")
-    lock = str(tmp_path / "det.turns")
-    ready = ctx.Event()
-    holder = ctx.Process(target=_hold, args=(lock, 0.5, str(tmp_path / "log"), ready))
-    holder.start()
-    assert ready.wait(20)
+    lock, holder = _holding(tmp_path, 0.5)
     turns = Turns(lock)
     with turns.taken():
         pass
