@@ -210,7 +210,8 @@ def _detector_turns(config: RunConfig, worker: WorkerConfig) -> list[WorkerConfi
     model asks for turns, a pair's peak holds one detector, and a many-core run still has half its
     workers detecting at once."""
     store = config.out_dir / STORE_DIR
-    return [replace(worker, engine_options=replace(worker.engine_options, turns=str(store / f"detector.turns.{i // 2}")))
+    return [replace(worker, engine_options=replace(worker.engine_options,
+                                                   turns=str(store / f"detector.turns.{i // 2}")))
             for i in range(config.workers)]
 
 
