@@ -90,3 +90,11 @@ def _drain(proc: subprocess.Popen, chunks: list[bytes]) -> None:
         chunks.append(data)
         if sum(len(c) for c in chunks) > 1 << 20:
             del chunks[:-4]
+
+
+if __name__ == "__main__":  # python benchmarks/procmem.py COMMAND [ARGS...]
+    import sys
+
+    m = measure(sys.argv[1:], interval=0.05)
+    print(f"wall {m.seconds:.1f} s, exit {m.returncode}, tree peak {m.tree_peak_mib:.0f} MiB, "
+          f"largest process {m.process_peak_mib:.0f} MiB")
