@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -56,7 +56,6 @@ from model_cache.ppocr.crops import rectify
 from model_cache.ppocr.recognition import (RecParams, RecResult, crop_to_mat, ctc_decode, ctc_decode_top1,
                                            load_dictionary, recognize, softmax_input)
 from model_cache.ppocr import nets
-from model_cache.ppocr.runtime import NcnnNet, RuntimeOptions
 from model_cache.ppocr.spacing import verify_spaces
 from model_cache.ppocr.words import recognised_line
 from model_cache.turns import Turns
@@ -176,7 +175,7 @@ class PPOCREngine:
         # The page's orientation vote (a few small crops) on this feeder's CPU: it leaves the
         # owner's GPU to detection and recognition, saves a round trip and a net's shaders at
         # the owner's start, and votes in fp32 as a CPU run does.
-        self.cls = NcnnNet(self.models.cls, RuntimeOptions(threads=self.options.threads))
+        self.cls = nets.classifier(self.models, replace(self.options, device="cpu", service=None))
         self.batch = RemoteStrips(client)
         self.crop_threads = None
         self.rec = self.batch.net
