@@ -38,7 +38,12 @@ class Rendered:
     seconds: float = 0.0
 
 
-REOPEN_EVERY_PAGES = 100
+# PDFium keeps what it parsed of every loaded page (~1.4 MiB a page on the kit's PDFs) until the
+# document closes; a worker reopens a document once it has rendered REOPEN_MIN_PAGES of it and
+# the time since opening is at least REOPEN_COST_RATIO times what the open took (so a PDF whose
+# xref must be rebuilt on every open is reopened less often).
+REOPEN_MIN_PAGES = 16
+REOPEN_COST_RATIO = 50.0
 
 
 class FatalWorkerError(Exception):
@@ -52,6 +57,8 @@ class PageWorker:
         self._source: DocumentSource | None = None
         self._source_key: str | None = None
         self._pages_since_open = 0
+        self._opened_at = 0.0
+        self._open_seconds = 0.0
 
     # --- render (may run on a prefetch thread; the only place that touches PDFium) ----------
 
@@ -81,16 +88,21 @@ class PageWorker:
             return Rendered(task, error=PageError(ErrorCode.RENDER_FAILED, "out of memory while rendering"))
 
     def _open(self, task: PageTask, data: bytes | None) -> DocumentSource:
-        # PDFium keeps everything it parsed (fonts of every page) until the document is closed:
-        # reopening long documents now and then keeps memory flat on thousand-page PDFs.
-        if self._pages_since_open >= REOPEN_EVERY_PAGES:
+        if self._reopen_due():
             self.close_document()
         if self._source_key != task.doc_id or self._source is None:
             self.close_document()
+            self._opened_at = time.perf_counter()
             self._source = open_source(Path(task.path), self.config.passwords, data)
+            self._open_seconds = time.perf_counter() - self._opened_at
             self._source_key = task.doc_id
         self._pages_since_open += 1
         return self._source
+
+    def _reopen_due(self) -> bool:
+        if self._pages_since_open < REOPEN_MIN_PAGES:
+            return False
+        return time.perf_counter() - self._opened_at >= REOPEN_COST_RATIO * self._open_seconds
 
     def close_document(self) -> None:
         self._pages_since_open = 0

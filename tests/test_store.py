@@ -109,7 +109,8 @@ def test_long_documents_are_reopened_to_bound_memory(tmp_path, monkeypatch):
     import jobs.sources as sources
     import runner.worker as worker
 
-    monkeypatch.setattr(worker, "REOPEN_EVERY_PAGES", 3)
+    monkeypatch.setattr(worker, "REOPEN_MIN_PAGES", 3)
+    monkeypatch.setattr(worker, "REOPEN_COST_RATIO", 0.0)
     opened = []
     real_open = sources.open_source
 
@@ -122,3 +123,18 @@ def test_long_documents_are_reopened_to_bound_memory(tmp_path, monkeypatch):
     summary = run_job(config([pdf], tmp_path / "out"))
     assert summary.exit_code == 0 and summary.pages_done == 7
     assert len(opened) == 3  # the worker opens it for pages 1-3, 4-6 and 7
+
+
+def test_a_slow_opening_document_is_reopened_less_often(tmp_path, monkeypatch):
+    """Reopening costs an open: a document whose open took long is kept open longer."""
+    import jobs.sources as sources
+    import runner.worker as worker
+
+    monkeypatch.setattr(worker, "REOPEN_MIN_PAGES", 1)
+    monkeypatch.setattr(worker, "REOPEN_COST_RATIO", 1e9)
+    opened = []
+    real_open = sources.open_source
+    monkeypatch.setattr(worker, "open_source", lambda *a, **k: opened.append(a[0]) or real_open(*a, **k))
+    summary = run_job(config([make_pdf(tmp_path / "long.pdf", 5, "long")], tmp_path / "out"))
+    assert summary.exit_code == 0 and summary.pages_done == 5
+    assert len(opened) == 1
