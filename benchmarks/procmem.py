@@ -38,18 +38,23 @@ def _children_map() -> dict[int, list[int]]:
     return children
 
 
-def tree_rss_mib(root: int) -> float:
+def tree_rss_by_pid(root: int) -> dict[int, float]:
+    """Resident MiB of `root` and of each of its descendants."""
     children = _children_map()
-    total, stack = 0, [root]
+    found, stack = {}, [root]
     while stack:
         pid = stack.pop()
         try:
             resident = int(Path(f"/proc/{pid}/statm").read_text().split()[1])
         except (OSError, IndexError, ValueError):
             resident = 0
-        total += resident * PAGE_SIZE
+        found[pid] = resident * PAGE_SIZE / (1 << 20)
         stack.extend(children.get(pid, []))
-    return total / (1 << 20)
+    return found
+
+
+def tree_rss_mib(root: int) -> float:
+    return sum(tree_rss_by_pid(root).values())
 
 
 def measure(argv: list[str], env: dict[str, str] | None = None, cwd: Path | None = None,

@@ -13,36 +13,14 @@ import argparse
 import collections
 import csv
 import subprocess
+import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-def descendants(pid: int) -> list[int]:
-    found: list[int] = []
-    try:
-        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    except OSError:
-        return found
-    for child in map(int, children):
-        found += [child, *descendants(child)]
-    return found
-
-
-def rss_mib(pid: int) -> int | None:
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return None
-    line = next((l for l in status.splitlines() if l.startswith("VmRSS")), None)
-    return int(line.split()[1]) // 1024 if line else None
-
-
-def pages_done(results: Path) -> int:
-    try:
-        with open(results, "rb") as fh:
-            return sum(1 for _ in fh)
-    except OSError:
-        return 0
+from procmem import tree_rss_by_pid  # noqa: E402
+from throughput import count_lines  # noqa: E402
 
 
 def trace(argv: list[str], results: Path, interval: float) -> tuple[int, float, list[tuple[float, int, int, int]]]:
@@ -50,11 +28,8 @@ def trace(argv: list[str], results: Path, interval: float) -> tuple[int, float, 
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
     samples: list[tuple[float, int, int, int]] = []  # seconds, pid, MiB, pages done
     while proc.poll() is None:
-        now, done = time.monotonic() - start, pages_done(results)
-        for pid in (proc.pid, *descendants(proc.pid)):
-            mib = rss_mib(pid)
-            if mib is not None:
-                samples.append((now, pid, mib, done))
+        now, done = time.monotonic() - start, count_lines(results)
+        samples += [(now, pid, round(mib), done) for pid, mib in tree_rss_by_pid(proc.pid).items()]
         time.sleep(interval)
     return proc.returncode, time.monotonic() - start, samples
 
