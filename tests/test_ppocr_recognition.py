@@ -69,3 +69,27 @@ def test_softmax_input_of_the_shipped_rec_net():
     param = default_model_dir() / "rec.ncnn.param"
     blob = softmax_input(param, "out0")
     assert blob is not None and blob != "out0"
+
+
+@pytest.mark.parametrize("logits", [False, True])
+def test_steps_handed_in_runs_decode_as_one(logits):
+    # A repeat across two runs (steps 3 and 4 both class 2) must not emit twice.
+    from model_cache.ppocr.recognition import GreedySteps
+    probs = _probs([0, 1, 1, 2, 2, 0, 2, 3, 3, 5, 4, 0])
+    scores = np.log(probs) if logits else probs
+    whole = ctc_decode(scores, DICT, logits=logits)
+    for cut in range(len(scores) + 1):
+        steps = GreedySteps(logits)
+        for start in range(0, len(scores), max(cut, 1)):
+            steps.add(scores[start:start + max(cut, 1)].copy())
+        parts = steps.result(DICT)
+        assert (parts.text, parts.conf, parts.chars) == (whole.text, whole.conf, whole.chars), cut
+        assert np.array_equal(parts.steps, whole.steps) and np.array_equal(parts.char_probs, whole.char_probs)
+
+
+def test_class_head_input_of_the_shipped_rec_nets():
+    from model_cache.ppocr.recognition import class_head_input, softmax_input
+    for param, features in ((default_model_dir() / "rec.ncnn.param", "228"),
+                            (default_model_dir() / "ppocr-v6-tiny" / "rec.ncnn.param", "95")):
+        assert class_head_input(param, softmax_input(param, "out0")) == features
+        assert class_head_input(param, None) is None

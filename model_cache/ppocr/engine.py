@@ -53,8 +53,8 @@ from model_cache.ppocr.leaders import with_leaders
 from model_cache.ppocr.orientation import (OrientParams, rotate_boxes, rotate_image,
                                            upside_down, vertical_share)
 from model_cache.ppocr.crops import rectify
-from model_cache.ppocr.recognition import (RecParams, RecResult, crop_to_mat, ctc_decode, ctc_decode_top1,
-                                           load_dictionary, recognize, softmax_input)
+from model_cache.ppocr.recognition import (RecParams, RecResult, class_head_input, crop_to_mat, ctc_decode,
+                                           ctc_decode_top1, load_dictionary, recognize, softmax_input)
 from model_cache.ppocr import nets
 from model_cache.ppocr.spacing import verify_spaces
 from model_cache.ppocr.words import recognised_line
@@ -158,6 +158,7 @@ class PPOCREngine:
         self.det = nets.detector(self.models, options)
         self.cls = nets.classifier(self.models, options) if classifier else None
         self.rec_logits = softmax_input(self.models.rec.param, self.models.rec.output)
+        self.rec_head = class_head_input(self.models.rec.param, self.rec_logits)
         self.batch = self.crop_threads = self.rec = None
         if recognizer:
             self.load_recognizer()
@@ -332,7 +333,8 @@ class PPOCREngine:
         Each crop's result is its own: the order changes no text."""
         results: list[RecResult | None] = [None] * len(crops)
         for i in sorted(range(len(crops)), key=lambda i: -crops[i].shape[1]):
-            results[i] = recognize(self.rec, crops[i], self.dictionary, self.params.rec, self.rec_logits)
+            results[i] = recognize(self.rec, crops[i], self.dictionary, self.params.rec, self.rec_logits,
+                                   self.rec_head)
         return results  # type: ignore[return-value]
 
 
