@@ -180,7 +180,7 @@ class PPOCREngine:
         self.batch = RemoteStrips(client)
         self.crop_threads = None
         self.rec = self.batch.net
-        self.rec_logits = None
+        self.rec_logits = self.rec_head = None
 
     def ocr(self, image: Image.Image) -> PageResult:
         return self.ocr_many([image])[0]
