@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from procmem import tree_pss_by_pid, tree_rss_by_pid  # noqa: E402
+from procmem import pss_mib, tree_rss_by_pid  # noqa: E402
 from report_md import markdown_table  # noqa: E402
 
 V1_ROOT = Path("/sys/fs/cgroup/memory")
@@ -102,8 +102,9 @@ def run(argv: list[str], limit: int | None, interval: float) -> dict[str, object
         proc = subprocess.Popen(argv, preexec_fn=group.join)
         rss_peak = pss_peak = 0.0
         while proc.poll() is None:
-            rss_peak = max(rss_peak, sum(tree_rss_by_pid(proc.pid).values()))
-            pss_peak = max(pss_peak, sum(tree_pss_by_pid(proc.pid).values()))
+            rss = tree_rss_by_pid(proc.pid)  # one walk of the tree for both sums
+            rss_peak = max(rss_peak, sum(rss.values()))
+            pss_peak = max(pss_peak, sum(pss_mib(pid) for pid in rss))
             time.sleep(interval)
         wall = time.perf_counter() - start
         return {"limit": f"{limit:.3g} bytes" if limit else "none", "exit": proc.returncode,

@@ -53,18 +53,14 @@ def tree_rss_by_pid(root: int) -> dict[int, float]:
     return found
 
 
-def tree_pss_by_pid(root: int) -> dict[int, float]:
-    """Proportional set size in MiB of `root` and of each of its descendants: a page shared by n
-    processes counts 1/n in each, so the sum counts it once."""
-    found = {}
-    for pid in tree_rss_by_pid(root):
-        try:
-            rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
-        except OSError:
-            continue
-        kib = next((int(line.split()[1]) for line in rollup.splitlines() if line.startswith("Pss:")), 0)
-        found[pid] = kib / 1024
-    return found
+def pss_mib(pid: int) -> float:
+    """Proportional set size of a process in MiB (0 once it has gone): a page shared by n processes
+    counts 1/n in each, so a sum over processes counts it once."""
+    try:
+        rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+    except OSError:
+        return 0.0
+    return next((int(line.split()[1]) for line in rollup.splitlines() if line.startswith("Pss:")), 0) / 1024
 
 
 def tree_rss_mib(root: int) -> float:

@@ -82,9 +82,8 @@ class GreedySteps:
 
     def add(self, scores: np.ndarray) -> None:
         best = scores.argmax(axis=1)
-        keep = best != 0
+        keep = _emitted(best, self.previous)
         if len(best):
-            keep &= best != np.concatenate(([self.previous], best[:-1]))
             self.previous = int(best[-1])
         idx = best[keep]
         if self.logits:
@@ -111,10 +110,12 @@ def ctc_decode_top1(top1: np.ndarray, dictionary: list[str]) -> RecResult:
     return _result(best, keep, top1[0][keep], dictionary)
 
 
-def _emitted(best: np.ndarray) -> np.ndarray:
-    """Steps that emit a character: not blank (0), not a repeat of the step before."""
+def _emitted(best: np.ndarray, previous: int = -1) -> np.ndarray:
+    """Steps that emit a character: not blank (0), not a repeat of the step before (`previous`:
+    the best class of the step before the first, when the steps come in runs)."""
     keep = best != 0
-    if len(best) > 1:
+    if len(best):
+        keep[0] &= best[0] != previous
         keep[1:] &= best[1:] != best[:-1]
     return keep
 
@@ -127,25 +128,29 @@ def _result(best: np.ndarray, keep: np.ndarray, p: np.ndarray, dictionary: list[
                      np.flatnonzero(keep), len(best))
 
 
+def _layer_making(param: Path, blob: str) -> tuple[str, list[str]] | None:
+    """The type and input blobs of the layer of a .param that outputs `blob`."""
+    for line in param.read_text(encoding="utf-8").splitlines()[2:]:  # after the magic and the counts
+        fields = line.split()
+        if len(fields) < 4:
+            continue
+        inputs, outputs = int(fields[2]), int(fields[3])
+        if blob in fields[4 + inputs:4 + inputs + outputs]:
+            return fields[0], fields[4:4 + inputs]
+    return None
+
+
 def softmax_input(param: Path, output: str) -> str | None:
     """The blob feeding the final Softmax that produces `output`, if the net ends that way."""
-    for line in reversed(param.read_text(encoding="utf-8").splitlines()):
-        fields = line.split()
-        if len(fields) >= 6 and fields[0] == "Softmax" and fields[5] == output:
-            return fields[4]
-    return None
+    layer = _layer_making(param, output)
+    return layer[1][0] if layer and layer[0] == "Softmax" else None
 
 
 def class_head_input(param: Path, logits: str | None) -> str | None:
     """The features blob of the per-step class layer that makes `logits` (a Gemm on one input or
     an InnerProduct: each time step's row on its own), if the net ends that way."""
-    if logits is None:
-        return None
-    for line in reversed(param.read_text(encoding="utf-8").splitlines()):
-        fields = line.split()
-        if len(fields) >= 6 and fields[2:4] == ["1", "1"] and fields[5] == logits:
-            return fields[4] if fields[0] in ("Gemm", "InnerProduct") else None
-    return None
+    layer = _layer_making(param, logits) if logits else None
+    return layer[1][0] if layer and layer[0] in ("Gemm", "InnerProduct") and len(layer[1]) == 1 else None
 
 
 def recognize(net: NcnnNet, crop: np.ndarray, dictionary: list[str], params: RecParams,
