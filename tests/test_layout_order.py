@@ -441,3 +441,41 @@ def test_pairing_rows_across_a_gutter_tries_only_lines_that_can_overlap():
         short, other = side(100), side(400)
         brute = sum(1 for it in short if any(_beside(it, o, params) for o in other))
         assert _count_beside(short, other, params) == brute
+
+
+def _paragraph_lines(top: float, count: int, pitch: float = 40, right: float = 1500,
+                     last: float = 900, x0: float = 100) -> list[Line]:
+    """A justified paragraph: full lines, the last one short."""
+    return [_line(f"p{top:.0f} line {k} " + "w " * 25, x0, top + pitch * k, right if k < count - 1 else last)
+            for k in range(count)]
+
+
+def test_an_overfull_line_does_not_make_every_full_line_end_a_paragraph():
+    lines = _paragraph_lines(200, 8)
+    lines[3] = _line(lines[3].text + "http://example.org/a/long/url", 100, 320, 1580)  # past the margin
+    blocks = build_blocks(lines, 2339)
+    assert [len(b.lines) for b in blocks] == [8]
+
+
+def test_a_line_with_a_shorter_box_stays_in_its_paragraph():
+    lines = _paragraph_lines(200, 8)
+    # a line without ascenders or descenders: a box two thirds as high on the same baseline pitch
+    lines[4] = Line(lines[4].text, 0.99, [[100, 365], [1500, 365], [1500, 385], [100, 385]])
+    blocks = build_blocks(lines, 2339)
+    assert [len(b.lines) for b in blocks] == [8]
+
+
+def test_paragraphs_set_apart_by_a_little_extra_space_are_split():
+    # 15 px of extra space between paragraphs (the gap 18 px, under para_gap's 0.8 line heights)
+    # and every paragraph's last line full: only the wider line pitch (48 against 33) parts them
+    lines = _paragraph_lines(200, 4, 33, last=1500) + _paragraph_lines(347, 4, 33, last=1500) + \
+        _paragraph_lines(494, 3, 33, last=1500)
+    blocks = build_blocks(lines, 2339)
+    assert [len(b.lines) for b in blocks] == [4, 4, 3]
+
+
+def test_ragged_code_lines_still_end_their_blocks():
+    widths = [700, 420, 1100, 380, 900, 560]
+    lines = [_line(f"code {k} " + "x" * (w // 25), 100, 200 + 40 * k, 100 + w) for k, w in enumerate(widths)]
+    blocks = build_blocks(lines, 2339)
+    assert len(blocks) >= 4  # each line that stops short of the widest one ends a block, as before

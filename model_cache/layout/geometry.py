@@ -17,7 +17,10 @@ class LayoutParams:
     aligned_share: float = 0.7  # rows-not-columns: share of short-side items with a partner
     short_item: float = 8.0  # rows-not-columns: median width of the short side, in line heights
     para_gap: float = 0.8  # a vertical gap above this (line heights) starts a new block
-    size_change: float = 1.3  # a height ratio above this starts a new block
+    para_pitch: float = 0.3  # ...and so does a line pitch this share above the region's usual one
+    pitch_pairs: int = 3  # ...when that is the median of at least this many pairs of lines
+    size_change: float = 1.3  # a height ratio above this starts a new block...
+    same_type: float = 1.15  # ...unless both rows' mean character widths are within this ratio
     indent: float = 1.0  # first-line indent, in line heights
     short_line: float = 3.0  # slack (quarter line heights) on top of the next line's first word
     margin_band: float = 0.07  # margin notes: lines this near the top/bottom edge may cross the band

@@ -1,6 +1,12 @@
 """A region without columns, read row by row (a table header's cells centred on two levels are
 read with the upper level) and split into paragraph-sized blocks at larger vertical gaps, size
-changes, table rows against running text, bullets, indented first lines and lines that end short."""
+changes, table rows against running text, bullets, indented first lines and lines that end short.
+
+Both measures are taken against the region's own text, not against its most extreme line: a line
+ends short against the right edge that its full lines reach (one overfull line, a URL running
+into the margin, must not make every full line look short), and the gap between two rows is read
+between their centres less the region's typical line height (a line of CJK characters, or one
+without ascenders or descenders, has a shorter box and so a wider gap above and below it)."""
 
 from __future__ import annotations
 
@@ -17,24 +23,77 @@ def _row_box(row: list[Item]) -> tuple[float, float, float, float, float]:
 def leaf_blocks(items: list[Item], params: LayoutParams) -> list[Group]:
     rows = [join_row(row, params) for row in rows_of(items, params)]
     left_edge = min(i.x0 for i in items)
-    right_edge = max(i.x1 for i in items)
+    line_height = float(np.median([_row_box(row)[4] for row in rows]))
+    right_edge = shared_right_edge(rows, line_height)
+    pitch = line_pitch(rows, params)
     blocks: list[list[list[Item]]] = []
     for k, row in enumerate(rows):
-        if not blocks or _starts_block(rows, k, left_edge, right_edge, params):
+        if not blocks or _starts_block(rows, k, left_edge, right_edge, line_height, params) \
+                or _wider_spaced(rows, k, pitch, line_height, params):
             blocks.append([row])
         else:
             blocks[-1].append(row)
     return [_to_block(rows_in) for rows_in in blocks]
 
 
-def _starts_block(rows: list[list[Item]], k: int, left_edge: float, right_edge: float,
+def shared_right_edge(rows: list[list[Item]], line_height: float) -> float:
+    """Where the region's full lines end: the rightmost end that a third of the rows (and two)
+    reach within a quarter of a line height, as justified text does, if the few rows ending
+    beyond it (one in eight at most) stop within `overrun` line heights of it, as an overfull
+    line or a URL does; else the rightmost end (ragged text: code, lists)."""
+    ends = np.array(sorted(_row_box(row)[2] for row in rows))
+    for k in range(len(ends) - 1, -1, -1):
+        if len(ends) - 1 - k > max(1, len(ends) // 4) or ends[-1] - ends[k] > 3 * line_height:
+            break
+        together = np.abs(ends - ends[k]) <= 0.25 * line_height
+        if together.sum() >= max(2, len(ends) / 3):
+            return float(ends[together].max())
+    return float(ends[-1])
+
+
+def _centre_pitch(above: list[Item], below: list[Item]) -> float:
+    a, b = _row_box(above), _row_box(below)
+    return (b[1] + b[3] - a[1] - a[3]) / 2
+
+
+def line_pitch(rows: list[list[Item]], params: LayoutParams) -> float | None:
+    """The region's usual distance between the centres of consecutive lines of one size (the
+    median over such pairs), if it has at least `pitch_pairs` of them."""
+    pitches = []
+    for above, below in zip(rows, rows[1:]):
+        ha, hb = _row_box(above)[4], _row_box(below)[4]
+        step = _centre_pitch(above, below)
+        if max(ha, hb) <= params.size_change * min(ha, hb) and 0 < step < 3 * max(ha, hb):
+            pitches.append(step)
+    return float(np.median(pitches)) if len(pitches) >= params.pitch_pairs else None
+
+
+def _wider_spaced(rows: list[list[Item]], k: int, pitch: float | None, line_height: float,
                   params: LayoutParams) -> bool:
+    """Row k stands further below the row above than the region's lines stand apart, by a
+    visible space: paragraphs set apart by a little extra space (less than para_gap)."""
+    if pitch is None:
+        return False
+    extra = _centre_pitch(rows[k - 1], rows[k]) - pitch
+    return extra > params.para_pitch * pitch and row_gap(rows[k - 1], rows[k], line_height) > 0
+
+
+def row_gap(above: list[Item], below: list[Item], line_height: float) -> float:
+    """The blank space between two rows: between their boxes, or between their centres less the
+    typical line height where that is smaller (boxes shorter than the region's lines)."""
+    ax0, ay0, ax1, ay1, _ = _row_box(above)
+    bx0, by0, bx1, by1, _ = _row_box(below)
+    return min(by0 - ay1, (by0 + by1 - ay0 - ay1) / 2 - line_height)
+
+
+def _starts_block(rows: list[list[Item]], k: int, left_edge: float, right_edge: float,
+                  line_height: float, params: LayoutParams) -> bool:
     px0, py0, px1, py1, ph = _row_box(rows[k - 1])
     x0, y0, x1, y1, h = _row_box(rows[k])
     unit = max(ph, h)
-    if y0 - py1 > params.para_gap * unit:
+    if row_gap(rows[k - 1], rows[k], line_height) > params.para_gap * unit:
         return True
-    if max(ph, h) > params.size_change * min(ph, h):
+    if _size_changed(rows[k - 1], rows[k], params):
         return True
     if (len(rows[k]) > 1) != (len(rows[k - 1]) > 1):  # table rows vs running text
         return True
@@ -42,7 +101,7 @@ def _starts_block(rows: list[list[Item]], k: int, left_edge: float, right_edge: 
         return True  # the next line's first word would have fitted: the paragraph ended
     if rows[k][0].line.bullet:
         return True
-    if _block_start(rows, k, params).line.bullet:
+    if _block_start(rows, k, line_height, params).line.bullet:
         return False  # hanging indent of a list item
     indented = x0 - left_edge > params.indent * unit and px0 - left_edge <= params.indent * unit
     nxt = _row_box(rows[k + 1]) if k + 1 < len(rows) else None
@@ -50,12 +109,31 @@ def _starts_block(rows: list[list[Item]], k: int, left_edge: float, right_edge: 
     return indented and back_to_margin
 
 
-def _block_start(rows: list[list[Item]], k: int, params: LayoutParams) -> Item:
+def _size_changed(above: list[Item], below: list[Item], params: LayoutParams) -> bool:
+    """A change of type size: box heights apart by more than size_change, unless both rows are
+    long enough to measure their characters and those are as wide (a line without descenders, or
+    a line of lower-case letters, has a shorter box in the same type)."""
+    ha, hb = _row_box(above)[4], _row_box(below)[4]
+    if max(ha, hb) <= params.size_change * min(ha, hb):
+        return False
+    wa, wb = _char_width(above), _char_width(below)
+    if wa is None or wb is None:
+        return True
+    return max(wa, wb) > params.same_type * min(wa, wb)
+
+
+def _char_width(row: list[Item], min_chars: int = 10) -> float | None:
+    """The row's mean character advance, if it has at least `min_chars` characters."""
+    chars = sum(len(it.line.text.strip()) for it in row)
+    return sum(it.x1 - it.x0 for it in row) / chars if chars >= min_chars else None
+
+
+def _block_start(rows: list[list[Item]], k: int, line_height: float, params: LayoutParams) -> Item:
     """The first item of the block row k-1 belongs to (walk up while rows touch)."""
     j = k - 1
     while j > 0 and not rows[j][0].line.bullet:
-        above, here = _row_box(rows[j - 1]), _row_box(rows[j])
-        if here[1] - above[3] > params.para_gap * max(above[4], here[4]):
+        unit = max(_row_box(rows[j - 1])[4], _row_box(rows[j])[4])
+        if row_gap(rows[j - 1], rows[j], line_height) > params.para_gap * unit:
             break
         j -= 1
     return rows[j][0]
