@@ -164,3 +164,12 @@ def test_block_kinds_and_grids_round_trip_through_jsonl_and_the_schema():
     assert record["blocks"][1]["grid"] == [["a", "b"], ["", "c"]] and "grid" not in record["blocks"][0]
     again = PageResult.from_dict(json.loads(json.dumps(record)))
     assert [(b.kind, b.grid) for b in again.blocks] == [("title", None), ("table", [["a", "b"], ["", "c"]])]
+
+
+def test_a_table_without_a_clear_grid_keeps_each_row_on_one_line():
+    def cell(text: str, x0: float, y0: float) -> Line:
+        return Line(text, 1, [[x0, y0], [x0 + 80, y0], [x0 + 80, y0 + 30], [x0, y0 + 30]])
+    rows = [cell("simp", 100, 100), cell("50", 300, 102), cell("简", 400, 98),
+            cell("trad", 100, 150), cell("50 繁", 300, 150), cell("nanshanjing 43", 100, 200)]
+    md = "".join(markdown_document("t", [page(1, [Block(rows, "table")])]))
+    assert "\nsimp 50 简  \ntrad 50 繁  \nnanshanjing 43\n" in md
