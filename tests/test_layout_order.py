@@ -479,3 +479,17 @@ def test_ragged_code_lines_still_end_their_blocks():
     lines = [_line(f"code {k} " + "x" * (w // 25), 100, 200 + 40 * k, 100 + w) for k, w in enumerate(widths)]
     blocks = build_blocks(lines, 2339)
     assert len(blocks) >= 4  # each line that stops short of the widest one ends a block, as before
+
+
+def test_a_running_head_with_its_page_number_at_the_other_margin_is_marked():
+    lines = [_line("Debian New Maintainers' Guide", 100, 100, 600), _line("12/57", 1450, 100, 1540)] + \
+        _paragraph_lines(300, 6) + [_line("Chapter 3", 100, 2200, 400), _line("iv", 1500, 2200, 1540)]
+    blocks = build_blocks(lines, 2339)
+    assert (blocks[0].kind, blocks[-1].kind) == ("header", "footer")
+    assert [b.kind for b in blocks[1:-1]] == ["text"]
+
+
+def test_two_rows_at_the_top_are_no_running_head():
+    lines = [_line("To: whom it may concern", 100, 100, 600), _line("February 8", 1300, 100, 1540),
+             _line("Re: the application", 100, 140, 600)] + _paragraph_lines(300, 6)
+    assert build_blocks(lines, 2339)[0].kind != "header"

@@ -80,15 +80,17 @@ def _group_size(group: Group) -> float:
 
 
 def _mark_margins(groups: list[Group], page_height: float, h: float, params: LayoutParams) -> None:
-    """A lone single-line block, no taller than body text, in the top/bottom band of the page
-    is a running head/foot (a big title up there is not)."""
+    """A lone one-row block, no taller than body text, in the top/bottom band of the page and
+    set apart from the body, is a running head/foot (a big title up there is not). The row may
+    hold up to three pieces: a running title with the page number at the other margin."""
     if len(groups) < 2:
         return
     band = params.running_band * page_height
     first, last = groups[0], groups[-1]
-    if _lone_small(first, h) and first.items[0].y1 < band and _gap(first, groups[1]) > h:
+    if _running_row(first, h) and max(it.y1 for it in first.items) < band and _gap(first, groups[1]) > h:
         first.kind = "header"
-    if _lone_small(last, h) and last.items[0].y0 > page_height - band and _gap(groups[-2], last) > h:
+    if _running_row(last, h) and min(it.y0 for it in last.items) > page_height - band \
+            and _gap(groups[-2], last) > h:
         last.kind = "footer"
 
 
@@ -96,5 +98,10 @@ def _gap(upper: Group, lower: Group) -> float:
     return min(it.y0 for it in lower.items) - max(it.y1 for it in upper.items)
 
 
-def _lone_small(group: Group, h: float) -> bool:
-    return len(group.items) == 1 and group.items[0].h <= 1.15 * h
+def _running_row(group: Group, h: float, pieces: int = 3) -> bool:
+    """At most `pieces` boxes side by side on one row, none taller than body text."""
+    items = group.items
+    if len(items) > pieces or any(it.h > 1.15 * h for it in items):
+        return False
+    ref = items[0]
+    return all(ref.y0 <= (it.y0 + it.y1) / 2 <= ref.y1 for it in items[1:])
