@@ -493,3 +493,35 @@ def test_two_rows_at_the_top_are_no_running_head():
     lines = [_line("To: whom it may concern", 100, 100, 600), _line("February 8", 1300, 100, 1540),
              _line("Re: the application", 100, 140, 600)] + _paragraph_lines(300, 6)
     assert build_blocks(lines, 2339)[0].kind != "header"
+
+
+def _ruled_table() -> tuple[list[Line], list[tuple[float, float, float, float]]]:
+    """A two-column table of long cells, like a cheat sheet: a header row, a rule under it,
+    then rows; without the rules its sides look like two columns of text."""
+    lines, rules = [], [(100, 180, 1500, 183), (100, 232, 1500, 235)]
+    for k in range(8):
+        y = 190 if k == 0 else 200 + 40 * k
+        lines.append(_line(f"label {k} " + "v" * 18, 100, y, 700))
+        lines.append(_line(f"setting {k} " + "w" * 30, 760, y, 1500))
+    rules.append((100, 200 + 40 * 7 + 35, 1500, 200 + 40 * 7 + 38))
+    return lines, rules
+
+
+def test_a_rule_across_the_gutter_between_rows_makes_a_table_read_row_by_row():
+    lines, rules = _ruled_table()
+    by_columns = _order(build_blocks(lines, 2339))
+    assert by_columns[:2] == ["label 0 " + "v" * 18, "label 1 " + "v" * 18]  # the stage alone: columns
+    blocks = layout_page([from_line(line) for line in lines], 1654, 2339, rules=rules)
+    rows = _order(blocks)  # each row's two cells, joined into one line
+    assert [(t.split()[:2], t.split()[3:5]) for t in rows] == [
+        (["label", str(k)], ["setting", str(k)]) for k in range(8)]
+
+
+def test_a_rule_under_a_running_head_leaves_two_columns_below_it():
+    lines = [_line("Journal of Examples", 100, 100, 600), _line("Vol. 3", 1400, 100, 1540)]
+    for k in range(12):
+        lines.append(_line(f"left {k} " + "x" * 40, 100, 250 + 40 * k, 780))
+        lines.append(_line(f"right {k} " + "x" * 40, 860, 250 + 40 * k, 1540))
+    blocks = layout_page([from_line(line) for line in lines], 1654, 2339, rules=[(100, 150, 1540, 153)])
+    order = [t.split()[0] for t in _order(blocks) if t.split()[0] in ("left", "right")]
+    assert order == ["left"] * 12 + ["right"] * 12

@@ -6,7 +6,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from model_cache.layout import LayoutLine
-from model_cache.ppocr.figures import figure_regions
+from model_cache.ppocr.figures import figure_regions, non_text
 
 
 def _line(text: str, x0: int, y0: int, x1: int, h: int = 30) -> LayoutLine:
@@ -71,3 +71,15 @@ def test_a_ruled_table_is_not_a_figure():
         return out
     rgb, lines = _page(ruled)
     assert figure_regions(rgb, lines) == []
+
+
+def test_rules_are_found_between_rows_and_not_in_the_text():
+    def booktabs(draw) -> list[LayoutLine]:
+        draw.line([(150, 600), (1450, 600)], fill="black", width=2)  # top rule
+        draw.line([(150, 660), (1450, 660)], fill="black", width=1)  # under the header row
+        draw.line([(150, 800), (1450, 800)], fill="black", width=2)  # bottom rule
+        return [_line("head", 150, 620, 400), _line("body", 150, 680, 400)]
+    rgb, lines = _page(booktabs)  # the page's six text lines are solid bars: long runs of ink
+    _, rules = non_text(rgb, lines)
+    assert sorted(round(y0) for _, y0, _, _ in rules) == [600, 660, 800]  # to the 4 px it works in
+    assert all(x0 <= 152 and x1 >= 1448 for x0, _, x1, _ in rules)

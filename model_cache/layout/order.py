@@ -21,12 +21,15 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
+from typing import Sequence
 
 import numpy as np
 
 from model_cache.layout.geometry import (Group, Item, LayoutParams, extent, free_bands, interior,
                                          join_row, median_height, rows_of, x_ends)
 from model_cache.layout.paragraphs import leaf_blocks
+
+Rect = tuple[float, float, float, float]  # x0, y0, x1, y1 in pixels
 
 
 @dataclass
@@ -144,8 +147,9 @@ def _beside(a: Item, b: Item, params: LayoutParams) -> bool:
     return overlap >= params.pair_overlap * min(a.y1 - a.y0, b.y1 - b.y0)
 
 
-def ordered_blocks(items: list[Item], params: LayoutParams, h: float) -> list[Group]:
-    """Blocks in reading order: regions top to bottom, columns left to right."""
+def ordered_blocks(items: list[Item], params: LayoutParams, h: float, rules: Sequence[Rect] = ()) -> list[Group]:
+    """Blocks in reading order: regions top to bottom, columns left to right. `rules`: the
+    page's horizontal rules (x0, y0, x1, y1), where its pixels were looked at."""
     if not items:
         return []
     blocks: list[Group] = []
@@ -153,14 +157,14 @@ def ordered_blocks(items: list[Item], params: LayoutParams, h: float) -> list[Gr
         pieces = table_rows(region, params, h)
         if pieces is not None:
             for piece in pieces:
-                blocks.extend(ordered_blocks(piece, params, h))
+                blocks.extend(ordered_blocks(piece, params, h, rules))
             continue
-        split = _column_split(region, params) or _ink_column_split(region, params, h)
+        split = _column_split(region, params, rules) or _ink_column_split(region, params, h)
         if split is None:
             blocks.extend(leaf_blocks(region.items, params))
         else:
-            blocks.extend(ordered_blocks(split[0], params, h))
-            blocks.extend(ordered_blocks(split[1], params, h))
+            blocks.extend(ordered_blocks(split[0], params, h, rules))
+            blocks.extend(ordered_blocks(split[1], params, h, rules))
     return blocks
 
 
@@ -196,15 +200,35 @@ def _blank_separated(items: list[Item], gap: float) -> list[list[Item]]:
     return pieces
 
 
-def _column_split(region: Region, params: LayoutParams) -> tuple[list[Item], list[Item]] | None:
+def _column_split(region: Region, params: LayoutParams,
+                  rules: Sequence[Rect] = ()) -> tuple[list[Item], list[Item]] | None:
     for lo, hi in region.gutters:  # leftmost gutter first; the right part recurses
         cut = (lo + hi) / 2
         left = [it for it in region.items if it.x1 <= cut]
         right = [it for it in region.items if it.x0 >= cut]
-        if left and right and (_narrow_gutter(left, right, hi - lo, params)
-                               or not is_row_structured(left, right, params)):
+        if not left or not right or ruled_across(left, right, cut, rules):
+            continue
+        if _narrow_gutter(left, right, hi - lo, params) or not is_row_structured(left, right, params):
             return left, right
     return None
+
+
+def ruled_across(left: list[Item], right: list[Item], cut: float, rules: Sequence[Rect],
+                 reach: float = 1.5) -> bool:
+    """Does a horizontal rule run across the gutter at `cut`, over most of both sides, with
+    lines of both sides just above it and just below it (within `reach` line heights)? Then the
+    sides are the cells of one ruled table (its rule under the header row, between its rows),
+    not two columns of text: a page's columns are not crossed by a rule set tight between their
+    lines (a rule under a running head stands apart from the columns below it)."""
+    spans = [(min(it.x0 for it in side), max(it.x1 for it in side)) for side in (left, right)]
+    h = median_height(left + right)
+    for x0, y0, x1, y1 in rules:
+        if not all(min(x1, b) - max(x0, a) >= 0.5 * (b - a) for a, b in spans):
+            continue
+        if all(any(y0 - reach * h <= it.y1 <= y1 + 0.5 * h for it in side) and
+               any(y0 - 0.5 * h <= it.y0 <= y1 + reach * h for it in side) for side in (left, right)):
+            return True
+    return False
 
 
 def _ink_column_split(region: Region, params: LayoutParams, h: float) -> tuple[list[Item], list[Item]] | None:

@@ -7,7 +7,8 @@
    below stop and start again) is cut there (crossing.py); so is one crossing a band that no
    word covers down many rows, where the detector boxed most rows across the gutter (rivers.py).
 1. Lines inside a non-text region found from the page's ink (a figure and its labels) are
-   taken out and read together as one `figure` block.
+   taken out and read together as one `figure` block. A horizontal rule from the ink that runs
+   across a gutter between rows of text makes the two sides one ruled table (order.py).
 2. Margin notes are taken out and woven back beside their paragraphs (margin_notes.py).
 3. The body is cut into regions and columns and read into paragraph-sized blocks (order.py);
    an index's padded OCR boxes are trimmed to their ink at its column edges first (tab_stops.py).
@@ -36,16 +37,18 @@ Rect = tuple[float, float, float, float]  # x0, y0, x1, y1 in pixels
 
 
 def layout_page(lines: list[LayoutLine], width: float, height: float, *, figures: list[Rect] = (),
-                keep_order: bool = False, params: LayoutParams | None = None) -> list[Block]:
+                rules: list[Rect] = (), keep_order: bool = False, params: LayoutParams | None = None) -> list[Block]:
+    """`figures` and `rules`: non-text regions and horizontal rules found in the page's pixels
+    (x0, y0, x1, y1), where an engine looked (model_cache/ppocr/figures.py)."""
     params = params or LayoutParams()
     if is_vertical(lines):
         # Columns of vertical text read top to bottom, right to left: turned a quarter, they are
         # rows read left to right, top to bottom; the blocks keep the lines as they came.
         turned = [replace(line, box=_quarter_turn(line.box, width)) for line in lines]
         figures = [(y0, width - x1, y1, width - x0) for x0, y0, x1, y1 in figures]
-        groups = _groups(turned, height, width, figures, params)
+        groups = _groups(turned, height, width, figures, (), params)
         return [Block([lines[i].to_line() for it in g.items for i in it.ids], g.kind) for g in groups]
-    groups = _groups(lines, width, height, figures, params)
+    groups = _groups(lines, width, height, figures, rules, params)
     if keep_order and reads_right([make_item(line) for line in lines if _has_text(line)], _height(lines)):
         return _in_given_order(groups, lines)
     return [_block(g) for g in groups]
@@ -60,7 +63,7 @@ def _height(lines: list[LayoutLine]) -> float:
 
 
 def _groups(lines: list[LayoutLine], width: float, height: float, figures: list[Rect],
-            params: LayoutParams) -> list[Group]:
+            rules: list[Rect], params: LayoutParams) -> list[Group]:
     indexed = [(i, line) for i, line in enumerate(lines) if _has_text(line)]
     skew = page_skew([line for _, line in indexed])
     items = [make_item(line, skew, (i,)) for i, line in indexed]
@@ -71,7 +74,7 @@ def _groups(lines: list[LayoutLine], width: float, height: float, figures: list[
     h = median_height(items)
     figure_groups, items = _take_figures(items, figures, params)
     notes, body = split_margin_notes(items, params, h, height)
-    groups = ordered_blocks(trim_to_tab_stops(body, h, params), params, h) if body else []
+    groups = ordered_blocks(trim_to_tab_stops(body, h, params), params, h, rules) if body else []
     if notes:
         groups = weave_notes(groups, note_groups(notes, params, h), params, h)
     groups = _place_figures(groups, figure_groups)

@@ -48,7 +48,7 @@ from model_cache.layout.replay import PageLines, cached
 from model_cache.ppocr.assets import MODEL_NAME, ModelSet, load_model_set
 from model_cache.ppocr.bullets import with_bullets
 from model_cache.ppocr.detection import DetParams, TextBox, detect
-from model_cache.ppocr.figures import figure_regions
+from model_cache.ppocr.figures import non_text
 from model_cache.ppocr.leaders import with_leaders
 from model_cache.ppocr.orientation import (OrientParams, rotate_boxes, rotate_image,
                                            upside_down, vertical_share)
@@ -253,10 +253,10 @@ class PPOCREngine:
         mark = time.perf_counter()
         upright = rotate_image(rgb, page.rotation)
         lines = with_leaders(upright, with_bullets(upright, page.lines))
-        figures = figure_regions(upright, lines)
+        figures, rules = non_text(upright, lines)
         timings["annotate"] = time.perf_counter() - mark
         mark = time.perf_counter()
-        blocks = layout_page(lines, page.width, page.height, figures=figures)
+        blocks = layout_page(lines, page.width, page.height, figures=figures, rules=rules)
         timings["layout"] = time.perf_counter() - mark
         timings["total"] = sum(timings.get(k, 0.0) for k in ("detect", "orient", "recognize", "annotate", "layout"))
         return PageResult.from_blocks(blocks, width=page.width, height=page.height,

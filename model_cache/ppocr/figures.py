@@ -1,11 +1,15 @@
-"""Non-text regions (figures, charts, diagrams, photos) found from the page's ink.
+"""Non-text regions (figures, charts, diagrams, photos) and horizontal rules found from the page's ink.
 
 Ink left after the recognised lines are erased is grouped into regions; a region is a figure
 when it is large (several line heights each way), holds a drawn stroke and ink inside, not only
 a frame around text or a shaded background behind it, and little text (a ruled table's grid
 holds rows of text; a chart's labels are sparse). The regions go to the layout stage, which reads the
 lines inside one (a chart's labels) together as a `figure` block instead of letting them break
-the page's columns."""
+the page's columns.
+
+A horizontal rule is a long, thin stroke of that ink (a table's top, middle or bottom rule, a
+row's line in a ruled grid); the layout stage takes one that runs across a gutter between rows of
+text as a sign that the two sides are cells of one table, not two columns."""
 
 from __future__ import annotations
 
@@ -29,12 +33,28 @@ class FigureParams:
     max_text: float = 0.25  # text over this share of it: a ruled table or a boxed text, not a figure
     join: float = 1.0  # ink closer than this (line heights) is one region
     stroke: float = 2.0  # a drawing has a connected stroke this wide and high (line heights)
+    rule_length: float = 4.0  # a horizontal rule: a stroke at least this long...
+    rule_width: float = 0.3  # ...and at most this thick (line heights)
 
 
 def figure_regions(rgb: np.ndarray, lines: list[LayoutLine],
                    params: FigureParams = FigureParams()) -> list[Rect]:
+    return non_text(rgb, lines, params)[0]
+
+
+def non_text(rgb: np.ndarray, lines: list[LayoutLine],
+             params: FigureParams = FigureParams()) -> tuple[list[Rect], list[Rect]]:
+    """(figure regions, horizontal rules) of the page, from one pass over its ink."""
     if not lines:
-        return []
+        return [], []
+    ink, text, h = _ink_beside_text(rgb, lines, params)
+    return _figures(ink * (1 - text), text, h, params), _rules(ink, text, h, params)
+
+
+def _ink_beside_text(rgb: np.ndarray, lines: list[LayoutLine],
+                     params: FigureParams) -> tuple[np.ndarray, np.ndarray, float]:
+    """The page's ink shrunk `scale` times (thin strokes kept); the recognised lines' mask (their
+    boxes, a little grown); the median line height in shrunk pixels."""
     s = params.scale
     gray = cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)
     threshold, _ = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
@@ -44,11 +64,33 @@ def figure_regions(rgb: np.ndarray, lines: list[LayoutLine],
     heights = [_bounds(line)[3] - _bounds(line)[1] for line in lines]
     h = float(np.median(heights)) / s
     text = np.zeros_like(ink)
-    for line in lines:  # erase the text, with a small margin
+    for line in lines:  # the text, with a small margin
         x0, y0, x1, y1 = (v / s for v in _bounds(line))
         pad = 0.15 * (y1 - y0)
         text[max(0, int(y0 - pad)):int(np.ceil(y1 + pad)), max(0, int(x0 - pad)):int(np.ceil(x1 + pad))] = 1
-    ink[text == 1] = 0
+    return ink, text, h
+
+
+def _rules(ink: np.ndarray, text: np.ndarray, h: float, params: FigureParams) -> list[Rect]:
+    """Horizontal strokes at least `rule_length` line heights long and at most `rule_width` of
+    one thick (in page pixels: x0, y0, x1, y1), found with the text left in (a rule often runs
+    through the padded boxes of the rows beside it), but not lying wholly inside text boxes (the
+    touching serifs of a typewriter line, shrunk, make such a run)."""
+    s = params.scale
+    length = max(3, int(round(params.rule_length * h)))
+    runs = cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((1, length), np.uint8))
+    count, _, stats, _ = cv2.connectedComponentsWithStats(runs, connectivity=8)
+    rules = []
+    for i in range(1, count):
+        x, y, w, hh = (int(stats[i, j]) for j in (cv2.CC_STAT_LEFT, cv2.CC_STAT_TOP,
+                                                  cv2.CC_STAT_WIDTH, cv2.CC_STAT_HEIGHT))
+        if hh <= max(1.0, params.rule_width * h) and text[y:y + hh, x:x + w].mean() < 0.9:
+            rules.append((float(x * s), float(y * s), float((x + w) * s), float((y + hh) * s)))
+    return rules
+
+
+def _figures(ink: np.ndarray, text: np.ndarray, h: float, params: FigureParams) -> list[Rect]:
+    s = params.scale
     k = max(1, int(round(params.join * h)))
     grown = cv2.dilate(ink, np.ones((k, k), np.uint8))
     count, labels, stats, _ = cv2.connectedComponentsWithStats(grown, connectivity=8)
