@@ -110,16 +110,29 @@ def textlayer_texts(corpus: Path, record: dict) -> tuple[str, str]:
     return reference, blocks_text(layout_page(lines, *layer.page_size))
 
 
-def segment_texts(corpus: Path, record: dict) -> tuple[str, str]:
+def segment_texts(corpus: Path, record: dict, ink: str = "none") -> tuple[str, str]:
     """(the page's characters in content order; the stage's order of them cut into segments as a
     text detector boxes them: runs on one baseline without a gap wider than 0.8 character
     heights). Closer to OCR lines than PDFium's text lines, which may span two columns or two
-    visual lines."""
+    visual lines. `ink`: "none", or what the ppocr engine finds in the page image's pixels and
+    hands the stage with its lines: "figures", or "figures+rules"."""
     from model_cache.layout import layout_page
     from outputs.model import blocks_text
 
     reference, lines, width, height = segment_lines(corpus, record)
-    return reference, blocks_text(layout_page(lines, width, height))
+    figures, rules = page_ink(corpus, record, lines) if ink != "none" else ([], [])
+    rules = rules if ink == "figures+rules" else []
+    return reference, blocks_text(layout_page(lines, width, height, figures=figures, rules=rules))
+
+
+def page_ink(corpus: Path, record: dict, lines) -> tuple[list, list]:
+    """Figure regions and horizontal rules of the page's born-digital image."""
+    from PIL import Image
+
+    from model_cache.ppocr.engine import to_rgb
+    from model_cache.ppocr.figures import non_text
+    with Image.open(corpus / record["born"]) as image:
+        return non_text(to_rgb(image), lines)
 
 
 def segment_lines(corpus: Path, record: dict):
@@ -222,6 +235,9 @@ def main() -> int:
     parser.add_argument("--half", choices=("tune", "check"), required=True)
     parser.add_argument("--copy", choices=("born", "scan"), default="born")
     parser.add_argument("--lines", choices=("ocr", "textlayer", "segments"), default="ocr")
+    parser.add_argument("--ink", choices=("none", "figures", "figures+rules"), default="none",
+                        help="with --lines segments: hand the stage what the engine finds in the page's "
+                             "pixels too (needs the built corpus's images)")
     parser.add_argument("--limit", type=int, default=0, help="at most this many pages per category")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--manifest", type=Path, help="read the pages from this corpus manifest "
@@ -252,7 +268,7 @@ def main() -> int:
             reference = (args.corpus / record["gt"]).read_text(encoding="utf-8")
             text = ocr_text(engine, args.corpus, record, args.copy)
         elif args.lines == "segments":
-            reference, text = segment_texts(args.corpus, record)
+            reference, text = segment_texts(args.corpus, record, args.ink)
         else:
             reference, text = textlayer_texts(args.corpus, record)
         references[record["id"]] = reference
