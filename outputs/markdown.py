@@ -15,6 +15,9 @@ _LINE_START_MARKUP = re.compile(r"^(\s*)([#>=+]|[-*](?=\s)|\d+[.)](?=\s))")
 _HYPHENATED = re.compile(r"[^\W\d_]-$")
 # A line read with one of these first starts a list item (bullets the OCR read or found).
 _BULLET = re.compile(f"^[{re.escape(BULLETS)}]\\s*")
+# A `list` block's first line may also be led by a dash or an asterisk and a space (the stage
+# took it for a bullet: a second-level LaTeX item is "–").
+_LIST_MARK = re.compile(f"^([{re.escape(BULLETS)}]\\s*|[-–—*]\\s+)")
 
 
 def markdown_document(title: str, pages: Iterable[PageResult]) -> Iterator[str]:
@@ -29,16 +32,52 @@ def markdown_document(title: str, pages: Iterable[PageResult]) -> Iterator[str]:
 
 
 def page_markdown(blocks: list[Block]) -> list[str]:
-    """The page's blocks as Markdown paragraphs, footnotes moved after the body."""
+    """The page's blocks as Markdown paragraphs, footnotes moved after the body; list items
+    nested by how far their bullets stand in from the other items around them."""
     body = [b for b in blocks if b.kind != "footnote"]
     notes = [b for b in blocks if b.kind == "footnote"]
-    return [p for p in (block_markdown(b) for b in body + notes) if p]
+    ordered = body + notes
+    levels = list_levels(ordered)
+    return [p for p in (block_markdown(b, levels[k]) for k, b in enumerate(ordered)) if p]
 
 
-def block_markdown(block: Block) -> str:
+def list_levels(blocks: list[Block], deepest: int = 3) -> list[int]:
+    """Each block's list nesting level: in a run of consecutive `list` blocks, the items whose
+    first lines start at the same x (within half a line height) share a level, counted from the
+    leftmost; 0 for every other block."""
+    levels = [0] * len(blocks)
+    k = 0
+    while k < len(blocks):
+        if blocks[k].kind != "list" or not blocks[k].lines:
+            k += 1
+            continue
+        end = k
+        while end < len(blocks) and blocks[end].kind == "list" and blocks[end].lines:
+            end += 1
+        starts = [min(p[0] for p in b.lines[0].box) for b in blocks[k:end]]
+        tolerance = 0.5 * float(sorted(_box_height(b.lines[0].box) for b in blocks[k:end])[(end - k) // 2])
+        steps: list[float] = []  # the x where each level starts
+        for x in sorted(starts):
+            if not steps or x - steps[-1] > tolerance:
+                steps.append(x)
+        for j, x in enumerate(starts):
+            levels[k + j] = min(deepest, sum(1 for step in steps[1:] if x - step >= -tolerance))
+        k = end
+    return levels
+
+
+def _box_height(box) -> float:
+    return max(p[1] for p in box) - min(p[1] for p in box)
+
+
+def block_markdown(block: Block, level: int = 0) -> str:
     texts = [line.text.strip() for line in block.lines if line.text.strip()]
     if not texts:
         return ""
+    if block.kind == "list":
+        mark = _LIST_MARK.match(texts[0])
+        items = _list_items(["• " + texts[0][mark.end():] if mark else texts[0], *texts[1:]])
+        return "\n".join("  " * level + md for md in filter(None, map(_item_markdown, items)))
     if block.kind == "table":
         if block.grid:
             return grid_markdown(block.grid)

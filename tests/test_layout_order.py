@@ -525,3 +525,11 @@ def test_a_rule_under_a_running_head_leaves_two_columns_below_it():
     blocks = layout_page([from_line(line) for line in lines], 1654, 2339, rules=[(100, 150, 1540, 153)])
     order = [t.split()[0] for t in _order(blocks) if t.split()[0] in ("left", "right")]
     assert order == ["left"] * 12 + ["right"] * 12
+
+
+def test_an_em_dash_item_is_a_list_item_like_an_en_dash_one():
+    lines = [_line("• We all are volunteers.", 150, 200, 700), _line("— You cannot impose on others.", 190, 240, 800),
+             _line("–  You should be motivated.", 190, 280, 800), _line("—as a word", 150, 320, 500)]
+    blocks = build_blocks(lines, 2339)
+    assert [b.kind for b in blocks[:3]] == ["list", "list", "list"]
+    assert blocks[1].lines[0].text == "— You cannot impose on others."  # the mark stays in the text

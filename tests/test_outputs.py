@@ -173,3 +173,14 @@ def test_a_table_without_a_clear_grid_keeps_each_row_on_one_line():
             cell("trad", 100, 150), cell("50 繁", 300, 150), cell("nanshanjing 43", 100, 200)]
     md = "".join(markdown_document("t", [page(1, [Block(rows, "table")])]))
     assert "\nsimp 50 简  \ntrad 50 繁  \nnanshanjing 43\n" in md
+
+
+def test_list_items_led_by_dashes_are_items_nested_by_their_indent():
+    def item(text: str, x0: float, y0: float) -> Block:
+        return Block([Line(text, 1, [[x0, y0], [x0 + 600, y0], [x0 + 600, y0 + 30], [x0, y0 + 30]])], "list")
+    blocks = [item("• We all are volunteers.", 150, 100), item("– You cannot impose on others.", 190, 140),
+              item("– You should be motivated.", 191, 180), item("• Friendly cooperation.", 151, 220),
+              Block([Line("- 3 is not an item here", 1, BOX)], "text")]
+    md = "".join(markdown_document("t", [page(1, blocks)]))
+    assert ("- We all are volunteers.\n\n  - You cannot impose on others.\n\n  - You should be motivated.\n\n"
+            "- Friendly cooperation.\n\n\\- 3 is not an item here") in md

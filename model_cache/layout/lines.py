@@ -15,8 +15,9 @@ from outputs.model import BULLETS, Box, Line, Word
 
 LEADER_TEXT = "..."  # how a dot leader reads in the output text ("Title ... 29")
 OCR, TEXT_LAYER = "ocr", "textlayer"
-# Marks that are list bullets only when a space follows ("-x" is a word, "- x" an item).
-_SPACED_BULLETS = "-–*"
+# Marks that are list bullets only when a space follows ("-x" is a word, "- x" an item); OCR
+# often reads a second-level LaTeX item's en dash as an em dash.
+_SPACED_BULLETS = "-–—*"
 
 
 @dataclass
