@@ -533,3 +533,14 @@ def test_an_em_dash_item_is_a_list_item_like_an_en_dash_one():
     blocks = build_blocks(lines, 2339)
     assert [b.kind for b in blocks[:3]] == ["list", "list", "list"]
     assert blocks[1].lines[0].text == "— You cannot impose on others."  # the mark stays in the text
+
+
+def test_a_numbered_heading_set_a_little_larger_is_a_title_and_a_toc_entry_is_not():
+    body = _paragraph_lines(300, 5) + _paragraph_lines(560, 5)
+    lines = body + [_line("1.2 Programs needed for development", 100, 480, 900, 36),  # 1.2x the body
+                    _line("3 Rules of the game", 100, 800, 500, 30)]  # numbered, body size
+    blocks = build_blocks(lines, 2339)
+    kinds = {b.lines[0].text.split(" ")[0]: b.kind for b in blocks}
+    assert kinds["1.2"] == "title" and kinds["3"] != "title"
+    toc = [_line("5.1 README.Debian ... 29", 100, 200, 900, 36)]  # a contents entry, as large
+    assert all(b.kind != "title" for b in build_blocks(toc + body, 2339))

@@ -13,6 +13,10 @@ from model_cache.layout.geometry import Group, Item, LayoutParams
 from outputs.model import BLOCK_KINDS as KINDS
 _CAPTION = re.compile(r"^\s*(figure|fig\.|table|tab\.|listing|algorithm|exhibit|图|表)\s*[\dA-Z一二三四五六七八九十]",
                       re.IGNORECASE)
+# A numbered heading: "3", "2.4", "A.1", "IV." or "Chapter 2" / "第3章" before its words.
+_NUMBERED_HEADING = re.compile(r"^\s*((\d{1,2}|[A-Z])(\.\d{1,2}){0,3}\.?|[IVX]{1,5}\.|(?i:chapter|section|part|appendix)\s+\w+"
+                               r"|第\s*[\d一二三四五六七八九十]+\s*[章节部篇])\s+\S")
+_ENDS_IN_PAGE_NUMBER = re.compile(r"(\.\.\.|\s)\s*([0-9]+|[ivxlc]+)\s*$", re.IGNORECASE)
 _FOOTNOTE_MARK = re.compile(r"^\s*(\d{1,2}|[*†‡§¶])(\s|[^\w\s])|^\s*[①-⑳]")
 
 
@@ -54,9 +58,15 @@ def _body_height(groups: list[Group], h: float) -> float:
 
 
 def _is_title(group: Group, body_h: float, params: LayoutParams) -> bool:
+    """A short block set larger than the body; or one numbered line ("2.4 Results") set a little
+    larger, which is no table of contents' entry (those end in their page number)."""
     size = float(np.median([_size(it) for it in group.items]))
     chars = sum(len(it.line.text) for it in group.items)
-    return len(group.items) <= 3 and chars <= 200 and size > params.title_size * body_h
+    if len(group.items) <= 3 and chars <= 200 and size > params.title_size * body_h:
+        return True
+    text = group.items[0].line.output_text
+    return (len(group.items) == 1 and chars <= 100 and size > params.numbered_title_size * body_h
+            and bool(_NUMBERED_HEADING.match(text)) and not _ENDS_IN_PAGE_NUMBER.search(text))
 
 
 def _mark_footnotes(groups: list[Group], page_height: float, body_h: float) -> None:
