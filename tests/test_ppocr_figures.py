@@ -81,5 +81,15 @@ def test_rules_are_found_between_rows_and_not_in_the_text():
         return [_line("head", 150, 620, 400), _line("body", 150, 680, 400)]
     rgb, lines = _page(booktabs)  # the page's six text lines are solid bars: long runs of ink
     _, rules = non_text(rgb, lines)
-    assert sorted(round(y0) for _, y0, _, _ in rules) == [600, 660, 800]  # to the 4 px it works in
+    assert [round((y0 + y1) / 2) for _, y0, _, y1 in sorted(rules, key=lambda r: r[1])] == [602, 662, 802]
+    assert all(y1 - y0 <= 12 for _, y0, _, y1 in rules)  # to the 4 px it works in, a pixel grown
     assert all(x0 <= 152 and x1 >= 1448 for x0, _, x1, _ in rules)
+
+
+def test_a_rule_two_degrees_off_level_is_still_one_rule():
+    def skewed(draw) -> list[LayoutLine]:
+        draw.line([(150, 600), (1450, 600 + 45)], fill="black", width=2)  # ~2 degrees
+        return []
+    rgb, lines = _page(skewed)
+    _, rules = non_text(rgb, lines)
+    assert len(rules) == 1 and rules[0][0] <= 160 and rules[0][2] >= 1440

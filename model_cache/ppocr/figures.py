@@ -75,16 +75,20 @@ def _rules(ink: np.ndarray, text: np.ndarray, h: float, params: FigureParams) ->
     """Horizontal strokes at least `rule_length` line heights long and at most `rule_width` of
     one thick (in page pixels: x0, y0, x1, y1), found with the text left in (a rule often runs
     through the padded boxes of the rows beside it), but not lying wholly inside text boxes (the
-    touching serifs of a typewriter line, shrunk, make such a run)."""
+    touching serifs of a typewriter line, shrunk, make such a run). The ink is first thickened by
+    a pixel up and down, so that a scanned page's rule, a degree or two off level, still runs
+    unbroken: its box is then a little taller than the rule, its thickness its area per column."""
     s = params.scale
     length = max(3, int(round(params.rule_length * h)))
-    runs = cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((1, length), np.uint8))
+    band = cv2.dilate(ink, np.ones((3, 1), np.uint8))
+    runs = cv2.morphologyEx(band, cv2.MORPH_OPEN, np.ones((1, length), np.uint8))
     count, _, stats, _ = cv2.connectedComponentsWithStats(runs, connectivity=8)
     rules = []
     for i in range(1, count):
-        x, y, w, hh = (int(stats[i, j]) for j in (cv2.CC_STAT_LEFT, cv2.CC_STAT_TOP,
-                                                  cv2.CC_STAT_WIDTH, cv2.CC_STAT_HEIGHT))
-        if hh <= max(1.0, params.rule_width * h) and text[y:y + hh, x:x + w].mean() < 0.9:
+        x, y, w, hh, area = (int(stats[i, j]) for j in (cv2.CC_STAT_LEFT, cv2.CC_STAT_TOP, cv2.CC_STAT_WIDTH,
+                                                        cv2.CC_STAT_HEIGHT, cv2.CC_STAT_AREA))
+        thick = area / w - 2  # less the thickening
+        if thick <= max(1.0, params.rule_width * h) and text[y:y + hh, x:x + w].mean() < 0.9:
             rules.append((float(x * s), float(y * s), float((x + w) * s), float((y + hh) * s)))
     return rules
 
