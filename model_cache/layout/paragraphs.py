@@ -2,11 +2,13 @@
 read with the upper level) and split into paragraph-sized blocks at larger vertical gaps, size
 changes, table rows against running text, bullets, indented first lines and lines that end short.
 
-Both measures are taken against the region's own text, not against its most extreme line: a line
-ends short against the right edge that its full lines reach (one overfull line, a URL running
-into the margin, must not make every full line look short), and the gap between two rows is read
-between their centres less the region's typical line height (a line of CJK characters, or one
-without ascenders or descenders, has a shorter box and so a wider gap above and below it)."""
+The measures are taken against the region's own text, not against its most extreme line or box: a
+line ends short against the right edge that its full lines reach (one overfull line, a URL running
+into the margin, must not make every full line look short); the gap between two rows is read between
+their centres less the region's typical line height, and a size change needs wider characters as
+well as a taller box, where both rows are long enough to tell (a line of CJK characters, or one
+without ascenders or descenders, has a shorter box); and a line pitch well over the region's usual
+one parts paragraphs set apart by a little extra space."""
 
 from __future__ import annotations
 
@@ -39,8 +41,8 @@ def leaf_blocks(items: list[Item], params: LayoutParams) -> list[Group]:
 def shared_right_edge(rows: list[list[Item]], line_height: float) -> float:
     """Where the region's full lines end: the rightmost end that a third of the rows (and two)
     reach within a quarter of a line height, as justified text does, if the few rows ending
-    beyond it (one in eight at most) stop within `overrun` line heights of it, as an overfull
-    line or a URL does; else the rightmost end (ragged text: code, lists)."""
+    beyond it (a quarter at most: overfull lines, line numbers in the margin) stop within 3 line
+    heights of it; else the rightmost end (ragged text: code, lists)."""
     ends = np.array(sorted(_row_box(row)[2] for row in rows))
     for k in range(len(ends) - 1, -1, -1):
         if len(ends) - 1 - k > max(1, len(ends) // 4) or ends[-1] - ends[k] > 3 * line_height:
@@ -81,9 +83,8 @@ def _wider_spaced(rows: list[list[Item]], k: int, pitch: float | None, line_heig
 def row_gap(above: list[Item], below: list[Item], line_height: float) -> float:
     """The blank space between two rows: between their boxes, or between their centres less the
     typical line height where that is smaller (boxes shorter than the region's lines)."""
-    ax0, ay0, ax1, ay1, _ = _row_box(above)
-    bx0, by0, bx1, by1, _ = _row_box(below)
-    return min(by0 - ay1, (by0 + by1 - ay0 - ay1) / 2 - line_height)
+    top, bottom = _row_box(above)[3], _row_box(below)[1]
+    return min(bottom - top, _centre_pitch(above, below) - line_height)
 
 
 def _starts_block(rows: list[list[Item]], k: int, left_edge: float, right_edge: float,
