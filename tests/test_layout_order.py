@@ -544,3 +544,14 @@ def test_a_numbered_heading_set_a_little_larger_is_a_title_and_a_toc_entry_is_no
     assert kinds["1.2"] == "title" and kinds["3"] != "title"
     toc = [_line("5.1 README.Debian ... 29", 100, 200, 900, 36)]  # a contents entry, as large
     assert all(b.kind != "title" for b in build_blocks(toc + body, 2339))
+
+
+def test_a_ruled_table_above_two_columns_is_cut_out_and_the_columns_stay_columns():
+    lines, rules = _ruled_table()  # rows at y 190-515, rules at 180, 232 and 515
+    for k in range(12):  # two columns of text right below, their gutter where the table's gap is
+        lines.append(_line(f"left {k} " + "x" * 30, 100, 560 + 40 * k, 700))
+        lines.append(_line(f"right {k} " + "x" * 40, 760, 560 + 40 * k, 1500))
+    blocks = layout_page([from_line(line) for line in lines], 1654, 2339, rules=rules)
+    order = [t.split()[0] for t in _order(blocks)]
+    assert order[:8] == ["label"] * 8  # each table row's two cells, joined
+    assert order[8:] == ["left"] * 12 + ["right"] * 12

@@ -155,6 +155,8 @@ def ordered_blocks(items: list[Item], params: LayoutParams, h: float, rules: Seq
     blocks: list[Group] = []
     for region in merged_regions(items, params.gutter * h, h):
         pieces = table_rows(region, params, h)
+        if pieces is None:
+            pieces = ruled_table_pieces(region, rules)
         if pieces is not None:
             for piece in pieces:
                 blocks.extend(ordered_blocks(piece, params, h, rules))
@@ -213,6 +215,50 @@ def _column_split(region: Region, params: LayoutParams,
     return None
 
 
+def ruled_table_pieces(region: Region, rules: Sequence[Rect], reach: float = 1.5) -> list[list[Item]] | None:
+    """A ruled table (`ruled_across`) that fills only part of a region, cut out of it: the lines
+    above it, the table, and the lines below it, each read on its own (a full-width table whose
+    column gap lines up with a two-column page's gutter must not make the columns below it one
+    table). The table reaches from its top rule (or the row just over its first rule set between
+    rows: a header row, where the top rule lies above the region) to its bottom rule. None where
+    the table fills the region."""
+    h = median_height(region.items)
+    y_lo, y_hi = min(it.y0 for it in region.items) - reach * h, max(it.y1 for it in region.items) + reach * h
+    for lo, hi in region.gutters:
+        cut = (lo + hi) / 2
+        left = [it for it in region.items if it.x1 <= cut]
+        right = [it for it in region.items if it.x0 >= cut]
+        if not left or not right:
+            continue
+        spans = [(min(it.x0 for it in side), max(it.x1 for it in side)) for side in (left, right)]
+        crossing = [r for r in rules if _over_both(r, spans) and y_lo <= (r[1] + r[3]) / 2 <= y_hi]
+        tight = [r for r in crossing if _between_rows(r, left, right, reach)]
+        if not tight:
+            continue
+        top = min(min(r[1] for r in crossing), min(r[1] for r in tight) - reach * h)
+        bottom = max(r[3] for r in crossing)
+        above = [it for it in region.items if it.cy < top]
+        below = [it for it in region.items if it.cy > bottom]
+        inside = [it for it in region.items if top <= it.cy <= bottom]
+        if (above or below) and inside:
+            return [piece for piece in (above, inside, below) if piece]
+    return None
+
+
+def _over_both(rule: Rect, spans: list[tuple[float, float]]) -> bool:
+    """Does the rule run over at least half of each side's width?"""
+    x0, _, x1, _ = rule
+    return all(min(x1, b) - max(x0, a) >= 0.5 * (b - a) for a, b in spans)
+
+
+def _between_rows(rule: Rect, left: list[Item], right: list[Item], reach: float) -> bool:
+    """Lines of both sides just above the rule and just below it (within `reach` line heights)."""
+    _, y0, _, y1 = rule
+    h = median_height(left + right)
+    return all(any(y0 - reach * h <= it.y1 <= y1 + 0.5 * h for it in side) and
+               any(y0 - 0.5 * h <= it.y0 <= y1 + reach * h for it in side) for side in (left, right))
+
+
 def ruled_across(left: list[Item], right: list[Item], cut: float, rules: Sequence[Rect],
                  reach: float = 1.5) -> bool:
     """Does a horizontal rule run across the gutter at `cut`, over most of both sides, with
@@ -221,14 +267,7 @@ def ruled_across(left: list[Item], right: list[Item], cut: float, rules: Sequenc
     not two columns of text: a page's columns are not crossed by a rule set tight between their
     lines (a rule under a running head stands apart from the columns below it)."""
     spans = [(min(it.x0 for it in side), max(it.x1 for it in side)) for side in (left, right)]
-    h = median_height(left + right)
-    for x0, y0, x1, y1 in rules:
-        if not all(min(x1, b) - max(x0, a) >= 0.5 * (b - a) for a, b in spans):
-            continue
-        if all(any(y0 - reach * h <= it.y1 <= y1 + 0.5 * h for it in side) and
-               any(y0 - 0.5 * h <= it.y0 <= y1 + reach * h for it in side) for side in (left, right)):
-            return True
-    return False
+    return any(_over_both(rule, spans) and _between_rows(rule, left, right, reach) for rule in rules)
 
 
 def _ink_column_split(region: Region, params: LayoutParams, h: float) -> tuple[list[Item], list[Item]] | None:
