@@ -555,3 +555,23 @@ def test_a_ruled_table_above_two_columns_is_cut_out_and_the_columns_stay_columns
     order = [t.split()[0] for t in _order(blocks)]
     assert order[:8] == ["label"] * 8  # each table row's two cells, joined
     assert order[8:] == ["left"] * 12 + ["right"] * 12
+
+
+def _two_sides(rows: int = 8) -> list[Line]:
+    lines = []
+    for k in range(rows):
+        lines.append(_line(f"label {k} " + "v" * 18, 100, 240 + 40 * k, 700))
+        lines.append(_line(f"setting {k} " + "w" * 30, 760, 240 + 40 * k, 1500))
+    return lines
+
+
+def test_a_boxed_grid_without_rules_between_rows_is_read_row_by_row():
+    box = [(90, 225, 1510, 228), (90, 560, 1510, 563), (729, 226, 731, 561)]  # top, bottom, the inner line
+    blocks = layout_page([from_line(line) for line in _two_sides()], 1654, 2339, rules=box)
+    assert [t.split()[:2] for t in _order(blocks)] == [["label", str(k)] for k in range(8)]
+
+
+def test_a_rule_between_two_columns_of_text_leaves_them_columns():
+    column_rule = [(729, 230, 731, 555)]  # \\columnseprule: no horizontal rules close it
+    blocks = layout_page([from_line(line) for line in _two_sides()], 1654, 2339, rules=column_rule)
+    assert [t.split()[0] for t in _order(blocks)] == ["label"] * 8 + ["setting"] * 8

@@ -93,3 +93,13 @@ def test_a_rule_two_degrees_off_level_is_still_one_rule():
     rgb, lines = _page(skewed)
     _, rules = non_text(rgb, lines)
     assert len(rules) == 1 and rules[0][0] <= 160 and rules[0][2] >= 1440
+
+
+def test_vertical_rules_are_found_too():
+    def grid(draw) -> list[LayoutLine]:
+        draw.line([(700, 500), (700, 900)], fill="black", width=2)
+        return []
+    rgb, lines = _page(grid)
+    _, rules = non_text(rgb, lines)
+    (x0, y0, x1, y1), = rules
+    assert y1 - y0 > x1 - x0 and y0 <= 504 and y1 >= 896 and x0 <= 700 <= x1

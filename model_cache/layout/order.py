@@ -231,12 +231,13 @@ def ruled_table_pieces(region: Region, rules: Sequence[Rect], reach: float = 1.5
         if not left or not right:
             continue
         spans = [(min(it.x0 for it in side), max(it.x1 for it in side)) for side in (left, right)]
-        crossing = [r for r in rules if _over_both(r, spans) and y_lo <= (r[1] + r[3]) / 2 <= y_hi]
+        crossing = [r for r in _across(rules) if _over_both(r, spans) and y_lo <= (r[1] + r[3]) / 2 <= y_hi]
         tight = [r for r in crossing if _between_rows(r, left, right, reach)]
-        if not tight:
+        boxes = _boxes(left, right, rules)
+        if not tight and not boxes:
             continue
-        top = min(min(r[1] for r in crossing), min(r[1] for r in tight) - reach * h)
-        bottom = max(r[3] for r in crossing)
+        top = min([r[1] for r in crossing] + [r[1] - reach * h for r in tight] + [y0 for y0, _ in boxes])
+        bottom = max([r[3] for r in crossing] + [y1 for _, y1 in boxes])
         above = [it for it in region.items if it.cy < top]
         below = [it for it in region.items if it.cy > bottom]
         inside = [it for it in region.items if top <= it.cy <= bottom]
@@ -267,7 +268,31 @@ def ruled_across(left: list[Item], right: list[Item], cut: float, rules: Sequenc
     not two columns of text: a page's columns are not crossed by a rule set tight between their
     lines (a rule under a running head stands apart from the columns below it)."""
     spans = [(min(it.x0 for it in side), max(it.x1 for it in side)) for side in (left, right)]
-    return any(_over_both(rule, spans) and _between_rows(rule, left, right, reach) for rule in rules)
+    return any(_over_both(rule, spans) and _between_rows(rule, left, right, reach)
+               for rule in _across(rules)) or bool(_boxes(left, right, rules))
+
+
+def _across(rules: Sequence[Rect]) -> list[Rect]:
+    return [r for r in rules if r[2] - r[0] > r[3] - r[1]]
+
+
+def _boxes(left: list[Item], right: list[Item], rules: Sequence[Rect]) -> list[tuple[float, float]]:
+    """The top and bottom of each vertical rule down the gutter between the two sides that starts
+    and ends on horizontal rules running over both (a boxed grid's inner line), with lines of both
+    sides beside it: a table's cells. A rule between two columns of text (`\\columnseprule`) is
+    not closed so."""
+    h = median_height(left + right)
+    spans = [(min(it.x0 for it in side), max(it.x1 for it in side)) for side in (left, right)]
+    near_x0, near_x1 = max(it.x1 for it in left) - h, min(it.x0 for it in right) + h
+    across = [r for r in _across(rules) if _over_both(r, spans)]
+    boxes = []
+    for x0, y0, x1, y1 in rules:
+        if y1 - y0 <= x1 - x0 or not near_x0 <= (x0 + x1) / 2 <= near_x1:
+            continue
+        closed = all(any(abs((r[1] + r[3]) / 2 - end) <= 0.5 * h for r in across) for end in (y0, y1))
+        if closed and all(any(y0 <= it.cy <= y1 for it in side) for side in (left, right)):
+            boxes.append((y0, y1))
+    return boxes
 
 
 def _ink_column_split(region: Region, params: LayoutParams, h: float) -> tuple[list[Item], list[Item]] | None:

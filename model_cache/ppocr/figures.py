@@ -44,11 +44,14 @@ def figure_regions(rgb: np.ndarray, lines: list[LayoutLine],
 
 def non_text(rgb: np.ndarray, lines: list[LayoutLine],
              params: FigureParams = FigureParams()) -> tuple[list[Rect], list[Rect]]:
-    """(figure regions, horizontal rules) of the page, from one pass over its ink."""
+    """(figure regions, rules) of the page, from one pass over its ink: the rules horizontal
+    (wider than high) and vertical (higher than wide)."""
     if not lines:
         return [], []
     ink, text, h = _ink_beside_text(rgb, lines, params)
-    return _figures(ink * (1 - text), text, h, params), _rules(ink, text, h, params)
+    across = _rules(ink, text, h, params)
+    down = [(y0, x0, y1, x1) for x0, y0, x1, y1 in _rules(ink.T, text.T, h, params)]
+    return _figures(ink * (1 - text), text, h, params), across + down
 
 
 def _ink_beside_text(rgb: np.ndarray, lines: list[LayoutLine],
@@ -72,7 +75,7 @@ def _ink_beside_text(rgb: np.ndarray, lines: list[LayoutLine],
 
 
 def _rules(ink: np.ndarray, text: np.ndarray, h: float, params: FigureParams) -> list[Rect]:
-    """Horizontal strokes at least `rule_length` line heights long and at most `rule_width` of
+    """Horizontal strokes (vertical ones, given the transposed ink) at least `rule_length` line heights long and at most `rule_width` of
     one thick (in page pixels: x0, y0, x1, y1), found with the text left in (a rule often runs
     through the padded boxes of the rows beside it), but not lying wholly inside text boxes (the
     touching serifs of a typewriter line, shrunk, make such a run). The ink is first thickened by
