@@ -575,3 +575,13 @@ def test_a_rule_between_two_columns_of_text_leaves_them_columns():
     column_rule = [(729, 230, 731, 555)]  # \\columnseprule: no horizontal rules close it
     blocks = layout_page([from_line(line) for line in _two_sides()], 1654, 2339, rules=column_rule)
     assert [t.split()[0] for t in _order(blocks)] == ["label"] * 8 + ["setting"] * 8
+
+
+def test_consecutive_table_rows_stay_one_table_block_whatever_their_cells_widths():
+    lines = []
+    for k, (label, value) in enumerate([("general", "geometry, ifthen"), ("if footnotes", "manyfoot"),
+                                        ("if prose", "[left]lineno"), ("if cropmarks", "crop")]):
+        y = 300 + 40 * k + (8 if k == 2 else 0)  # one row a little lower: a taller cell above it
+        lines += [_line(label, 100, y, 100 + 15 * len(label)), _line(value, 500, y, 500 + 15 * len(value))]
+    blocks = build_blocks(lines, 2339)
+    assert [b.kind for b in blocks] == ["table"] and blocks[0].grid is not None and len(blocks[0].grid) == 4

@@ -74,7 +74,7 @@ def _wider_spaced(rows: list[list[Item]], k: int, pitch: float | None, line_heig
                   params: LayoutParams) -> bool:
     """Row k stands further below the row above than the region's lines stand apart, by a
     visible space: paragraphs set apart by a little extra space (less than para_gap)."""
-    if pitch is None:
+    if pitch is None or (len(rows[k]) > 1 and len(rows[k - 1]) > 1):  # a table's rows are as tall as their cells
         return False
     extra = _centre_pitch(rows[k - 1], rows[k]) - pitch
     return extra > params.para_pitch * pitch and row_gap(rows[k - 1], rows[k], line_height) > 0
@@ -98,6 +98,8 @@ def _starts_block(rows: list[list[Item]], k: int, left_edge: float, right_edge: 
         return True
     if (len(rows[k]) > 1) != (len(rows[k - 1]) > 1):  # table rows vs running text
         return True
+    if len(rows[k]) > 1:  # the next row of a table: its cells end where they end
+        return False
     if right_edge - px1 > _first_word_width(rows[k]) + params.short_line * unit * 0.25:
         return True  # the next line's first word would have fitted: the paragraph ended
     if rows[k][0].line.bullet:
