@@ -6,6 +6,7 @@ comments. A comment marks each page."""
 from __future__ import annotations
 
 import re
+import statistics
 import unicodedata
 from typing import Iterable, Iterator
 
@@ -55,7 +56,7 @@ def list_levels(blocks: list[Block], deepest: int = 3) -> list[int]:
         while end < len(blocks) and blocks[end].kind == "list" and blocks[end].lines:
             end += 1
         starts = [min(p[0] for p in b.lines[0].box) for b in blocks[k:end]]
-        tolerance = 0.5 * float(sorted(_box_height(b.lines[0].box) for b in blocks[k:end])[(end - k) // 2])
+        tolerance = 0.5 * statistics.median_high(_box_height(b.lines[0].box) for b in blocks[k:end])
         steps: list[float] = []  # the x where each level starts
         for x in sorted(starts):
             if not steps or x - steps[-1] > tolerance:

@@ -10,6 +10,9 @@ import numpy as np
 from model_cache.layout.lines import LEADER_TEXT, OCR, LayoutLine
 
 
+Rect = tuple[float, float, float, float]  # x0, y0, x1, y1 in pixels
+
+
 @dataclass(frozen=True)
 class LayoutParams:
     gutter: float = 0.6  # minimum column gutter, in median line heights (0.25 in at 10 pt is ~1.3)

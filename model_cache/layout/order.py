@@ -25,11 +25,9 @@ from typing import Sequence
 
 import numpy as np
 
-from model_cache.layout.geometry import (Group, Item, LayoutParams, extent, free_bands, interior,
+from model_cache.layout.geometry import (Group, Item, LayoutParams, Rect, extent, free_bands, interior,
                                          join_row, median_height, rows_of, x_ends)
 from model_cache.layout.paragraphs import leaf_blocks
-
-Rect = tuple[float, float, float, float]  # x0, y0, x1, y1 in pixels
 
 
 @dataclass
@@ -205,14 +203,17 @@ def _blank_separated(items: list[Item], gap: float) -> list[list[Item]]:
 def _column_split(region: Region, params: LayoutParams,
                   rules: Sequence[Rect] = ()) -> tuple[list[Item], list[Item]] | None:
     for lo, hi in region.gutters:  # leftmost gutter first; the right part recurses
-        cut = (lo + hi) / 2
-        left = [it for it in region.items if it.x1 <= cut]
-        right = [it for it in region.items if it.x0 >= cut]
-        if not left or not right or ruled_across(left, right, cut, rules):
+        left, right = _sides(region.items, (lo + hi) / 2)
+        if not left or not right or ruled_across(left, right, rules):
             continue
         if _narrow_gutter(left, right, hi - lo, params) or not is_row_structured(left, right, params):
             return left, right
     return None
+
+
+def _sides(items: list[Item], cut: float) -> tuple[list[Item], list[Item]]:
+    """The items left of x = cut and those right of it (an item across it is on neither)."""
+    return [it for it in items if it.x1 <= cut], [it for it in items if it.x0 >= cut]
 
 
 def ruled_table_pieces(region: Region, rules: Sequence[Rect], reach: float = 1.5) -> list[list[Item]] | None:
@@ -225,17 +226,14 @@ def ruled_table_pieces(region: Region, rules: Sequence[Rect], reach: float = 1.5
     h = median_height(region.items)
     y_lo, y_hi = min(it.y0 for it in region.items) - reach * h, max(it.y1 for it in region.items) + reach * h
     for lo, hi in region.gutters:
-        cut = (lo + hi) / 2
-        left = [it for it in region.items if it.x1 <= cut]
-        right = [it for it in region.items if it.x0 >= cut]
+        left, right = _sides(region.items, (lo + hi) / 2)
         if not left or not right:
             continue
-        spans = [(min(it.x0 for it in side), max(it.x1 for it in side)) for side in (left, right)]
-        crossing = [r for r in _across(rules) if _over_both(r, spans) and y_lo <= (r[1] + r[3]) / 2 <= y_hi]
-        tight = [r for r in crossing if _between_rows(r, left, right, reach)]
-        boxes = _boxes(left, right, rules)
+        tight, boxes = _table_rules(left, right, rules, reach)
         if not tight and not boxes:
             continue
+        spans = _spans(left, right)
+        crossing = [r for r in _across(rules) if _over_both(r, spans) and y_lo <= (r[1] + r[3]) / 2 <= y_hi]
         top = min([r[1] for r in crossing] + [r[1] - reach * h for r in tight] + [y0 for y0, _ in boxes])
         bottom = max([r[3] for r in crossing] + [y1 for _, y1 in boxes])
         above = [it for it in region.items if it.cy < top]
@@ -244,6 +242,30 @@ def ruled_table_pieces(region: Region, rules: Sequence[Rect], reach: float = 1.5
         if (above or below) and inside:
             return [piece for piece in (above, inside, below) if piece]
     return None
+
+
+def ruled_across(left: list[Item], right: list[Item], rules: Sequence[Rect], reach: float = 1.5) -> bool:
+    """Are the two sides of a gutter the cells of one ruled table, not two columns of text? A
+    horizontal rule runs over most of both sides, with lines of both sides just above it and just
+    below it (within `reach` line heights: its rule under the header row, between its rows), or a
+    closed vertical rule runs down the gutter (`_boxes`). A page's columns are not crossed by a
+    rule set tight between their lines (a rule under a running head stands apart from the columns
+    below it)."""
+    tight, boxes = _table_rules(left, right, rules, reach)
+    return bool(tight or boxes)
+
+
+def _table_rules(left: list[Item], right: list[Item], rules: Sequence[Rect],
+                 reach: float) -> tuple[list[Rect], list[tuple[float, float]]]:
+    """The horizontal rules set tight between rows of both sides, and the closed vertical rules
+    down the gutter (their top and bottom)."""
+    spans = _spans(left, right)
+    tight = [r for r in _across(rules) if _over_both(r, spans) and _between_rows(r, left, right, reach)]
+    return tight, _boxes(left, right, rules)
+
+
+def _spans(left: list[Item], right: list[Item]) -> list[tuple[float, float]]:
+    return [(min(it.x0 for it in side), max(it.x1 for it in side)) for side in (left, right)]
 
 
 def _over_both(rule: Rect, spans: list[tuple[float, float]]) -> bool:
@@ -260,19 +282,8 @@ def _between_rows(rule: Rect, left: list[Item], right: list[Item], reach: float)
                any(y0 - 0.5 * h <= it.y0 <= y1 + reach * h for it in side) for side in (left, right))
 
 
-def ruled_across(left: list[Item], right: list[Item], cut: float, rules: Sequence[Rect],
-                 reach: float = 1.5) -> bool:
-    """Does a horizontal rule run across the gutter at `cut`, over most of both sides, with
-    lines of both sides just above it and just below it (within `reach` line heights)? Then the
-    sides are the cells of one ruled table (its rule under the header row, between its rows),
-    not two columns of text: a page's columns are not crossed by a rule set tight between their
-    lines (a rule under a running head stands apart from the columns below it)."""
-    spans = [(min(it.x0 for it in side), max(it.x1 for it in side)) for side in (left, right)]
-    return any(_over_both(rule, spans) and _between_rows(rule, left, right, reach)
-               for rule in _across(rules)) or bool(_boxes(left, right, rules))
-
-
 def _across(rules: Sequence[Rect]) -> list[Rect]:
+    """The horizontal rules (wider than high)."""
     return [r for r in rules if r[2] - r[0] > r[3] - r[1]]
 
 
@@ -282,9 +293,8 @@ def _boxes(left: list[Item], right: list[Item], rules: Sequence[Rect]) -> list[t
     sides beside it: a table's cells. A rule between two columns of text (`\\columnseprule`) is
     not closed so."""
     h = median_height(left + right)
-    spans = [(min(it.x0 for it in side), max(it.x1 for it in side)) for side in (left, right)]
     near_x0, near_x1 = max(it.x1 for it in left) - h, min(it.x0 for it in right) + h
-    across = [r for r in _across(rules) if _over_both(r, spans)]
+    across = [r for r in _across(rules) if _over_both(r, _spans(left, right))]
     boxes = []
     for x0, y0, x1, y1 in rules:
         if y1 - y0 <= x1 - x0 or not near_x0 <= (x0 + x1) / 2 <= near_x1:

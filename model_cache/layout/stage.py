@@ -7,8 +7,9 @@
    below stop and start again) is cut there (crossing.py); so is one crossing a band that no
    word covers down many rows, where the detector boxed most rows across the gutter (rivers.py).
 1. Lines inside a non-text region found from the page's ink (a figure and its labels) are
-   taken out and read together as one `figure` block. A horizontal rule from the ink that runs
-   across a gutter between rows of text makes the two sides one ruled table (order.py).
+   taken out and read together as one `figure` block. A rule from the ink that runs across a
+   gutter between rows of text, or a closed one down it, makes the two sides one ruled table
+   (order.py).
 2. Margin notes are taken out and woven back beside their paragraphs (margin_notes.py).
 3. The body is cut into regions and columns and read into paragraph-sized blocks (order.py);
    an index's padded OCR boxes are trimmed to their ink at its column edges first (tab_stops.py).
@@ -22,7 +23,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from model_cache.layout.crossing import split_crossing
-from model_cache.layout.geometry import (Group, Item, LayoutParams, join_leaders, join_row, make_item,
+from model_cache.layout.geometry import (Group, Item, LayoutParams, Rect, join_leaders, join_row, make_item,
                                          median_height, page_skew, rows_of)
 from model_cache.layout.kinds import assign_kinds
 from model_cache.layout.lines import LayoutLine
@@ -33,13 +34,12 @@ from model_cache.layout.tab_stops import trim_to_tab_stops
 from model_cache.layout.tables import table_grid
 from outputs.model import Block
 
-Rect = tuple[float, float, float, float]  # x0, y0, x1, y1 in pixels
 
 
 def layout_page(lines: list[LayoutLine], width: float, height: float, *, figures: list[Rect] = (),
                 rules: list[Rect] = (), keep_order: bool = False, params: LayoutParams | None = None) -> list[Block]:
-    """`figures` and `rules`: non-text regions and horizontal rules found in the page's pixels
-    (x0, y0, x1, y1), where an engine looked (model_cache/ppocr/figures.py)."""
+    """`figures` and `rules`: non-text regions and rules (horizontal and vertical) found in the
+    page's pixels (x0, y0, x1, y1), where an engine looked (model_cache/ppocr/figures.py)."""
     params = params or LayoutParams()
     if is_vertical(lines):
         # Columns of vertical text read top to bottom, right to left: turned a quarter, they are

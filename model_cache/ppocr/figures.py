@@ -1,4 +1,4 @@
-"""Non-text regions (figures, charts, diagrams, photos) and horizontal rules found from the page's ink.
+"""Non-text regions (figures, charts, diagrams, photos) and rules found from the page's ink.
 
 Ink left after the recognised lines are erased is grouped into regions; a region is a figure
 when it is large (several line heights each way), holds a drawn stroke and ink inside, not only
@@ -7,9 +7,10 @@ holds rows of text; a chart's labels are sparse). The regions go to the layout s
 lines inside one (a chart's labels) together as a `figure` block instead of letting them break
 the page's columns.
 
-A horizontal rule is a long, thin stroke of that ink (a table's top, middle or bottom rule, a
-row's line in a ruled grid); the layout stage takes one that runs across a gutter between rows of
-text as a sign that the two sides are cells of one table, not two columns."""
+A rule is a long, thin stroke of that ink, horizontal (a table's top, middle or bottom rule, a
+row's line in a ruled grid) or vertical (a grid's inner line); the layout stage takes one that runs
+across a gutter between rows of text, or a closed one down it, as a sign that the two sides are
+cells of one table, not two columns."""
 
 from __future__ import annotations
 
@@ -75,8 +76,9 @@ def _ink_beside_text(rgb: np.ndarray, lines: list[LayoutLine],
 
 
 def _rules(ink: np.ndarray, text: np.ndarray, h: float, params: FigureParams) -> list[Rect]:
-    """Horizontal strokes (vertical ones, given the transposed ink) at least `rule_length` line heights long and at most `rule_width` of
-    one thick (in page pixels: x0, y0, x1, y1), found with the text left in (a rule often runs
+    """Horizontal strokes (vertical ones, given the transposed ink) at least `rule_length` line
+    heights long and at most `rule_width` of one thick (in page pixels: x0, y0, x1, y1), found with
+    the text left in (a rule often runs
     through the padded boxes of the rows beside it), but not lying wholly inside text boxes (the
     touching serifs of a typewriter line, shrunk, make such a run). The ink is first thickened by
     a pixel up and down, so that a scanned page's rule, a degree or two off level, still runs
