@@ -19,8 +19,9 @@ Two counts per page, from the page's text blocks (kinds `text` and `list`, in re
   so this is a break the stage missed (ragged text, code and lists make it a noisy count: compare
   two versions, do not read it alone).
 The lines are the page's own text-layer characters cut into detector-like segments (as
-`layout_replay.py --lines segments`), or OCR lines recorded under PAGERUNNER_LAYOUT_LINES
-(`--lines recorded`: pages without a record are skipped).
+`layout_replay.py --lines segments`), OCR lines recorded under PAGERUNNER_LAYOUT_LINES
+(`--lines recorded`: pages without a record are skipped), or the page's text-layer lines read as
+`pagerunner run` reads a born-digital page by default (`--lines textlayer`).
 """
 
 from __future__ import annotations
@@ -117,11 +118,28 @@ def recorded_lines(corpus: Path, record: dict, copy: str):
 _SETTINGS: str | None = None
 
 
+def textlayer_lines(corpus: Path, record: dict):
+    """The page's own text-layer lines, as `pagerunner run` reads a born-digital page (its
+    layout then keeps their order where that order reads right)."""
+    import pypdfium2 as pdfium
+
+    from model_cache.layout import TEXT_LAYER, from_line
+    from model_cache.textlayer import extract_text_layer
+
+    pdf = pdfium.PdfDocument(str(corpus / "pdfs" / record["package"] / record["pdf"]))
+    try:
+        layer = extract_text_layer(pdf[record["page"] - 1], 200 / 72)
+    finally:
+        pdf.close()
+    sizes = layer.font_sizes or [None] * len(layer.lines)
+    return [from_line(line, TEXT_LAYER, size) for line, size in zip(layer.lines, sizes)], *layer.page_size
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, default=Path("/work/corpus"))
     parser.add_argument("--half", choices=("tune", "check"), required=True)
-    parser.add_argument("--lines", choices=("segments", "recorded"), default="segments")
+    parser.add_argument("--lines", choices=("segments", "recorded", "textlayer"), default="segments")
     parser.add_argument("--copy", choices=("born", "scan"), default="born")
     parser.add_argument("--verbose", action="store_true", help="print every page's counts")
     args = parser.parse_args()
@@ -130,14 +148,17 @@ def main() -> int:
 
     pages = total_splits = total_run_ons = 0
     for record in sorted(page_records(args.corpus, args.half, None), key=lambda r: r["id"]):
+        keep_order = args.lines == "textlayer"
         if args.lines == "segments":
             _, lines, width, height = segment_lines(args.corpus, record)
+        elif keep_order:
+            lines, width, height = textlayer_lines(args.corpus, record)
         else:
             found = recorded_lines(args.corpus, record, args.copy)
             if found is None:
                 continue
             lines, width, height = found
-        blocks = layout_page(lines, width, height)
+        blocks = layout_page(lines, width, height, keep_order=keep_order)
         s, r = splits(blocks), run_ons(blocks)
         pages, total_splits, total_run_ons = pages + 1, total_splits + s, total_run_ons + r
         if args.verbose and (s or r):
