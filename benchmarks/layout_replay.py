@@ -95,7 +95,7 @@ def textlayer_texts(corpus: Path, record: dict) -> tuple[str, str]:
     order of the same lines)."""
     import pypdfium2 as pdfium
 
-    from model_cache.layout import TEXT_LAYER, from_line, layout_page
+    from model_cache.layout import layout_page
     from model_cache.textlayer import extract_text_layer
     from outputs.model import blocks_text
 
@@ -104,10 +104,8 @@ def textlayer_texts(corpus: Path, record: dict) -> tuple[str, str]:
         layer = extract_text_layer(pdf[record["page"] - 1], 200 / 72)
     finally:
         pdf.close()
-    sizes = layer.font_sizes or [None] * len(layer.lines)
-    lines = [from_line(line, TEXT_LAYER, size) for line, size in zip(layer.lines, sizes)]
     reference = "\n".join(line.text for line in layer.lines)
-    return reference, blocks_text(layout_page(lines, *layer.page_size))
+    return reference, blocks_text(layout_page(layer.layout_lines(), *layer.page_size))
 
 
 def segment_texts(corpus: Path, record: dict, ink: str = "none") -> tuple[str, str]:

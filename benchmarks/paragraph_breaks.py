@@ -123,7 +123,6 @@ def textlayer_lines(corpus: Path, record: dict):
     layout then keeps their order where that order reads right)."""
     import pypdfium2 as pdfium
 
-    from model_cache.layout import TEXT_LAYER, from_line
     from model_cache.textlayer import extract_text_layer
 
     pdf = pdfium.PdfDocument(str(corpus / "pdfs" / record["package"] / record["pdf"]))
@@ -131,8 +130,7 @@ def textlayer_lines(corpus: Path, record: dict):
         layer = extract_text_layer(pdf[record["page"] - 1], 200 / 72)
     finally:
         pdf.close()
-    sizes = layer.font_sizes or [None] * len(layer.lines)
-    return [from_line(line, TEXT_LAYER, size) for line, size in zip(layer.lines, sizes)], *layer.page_size
+    return layer.layout_lines(), *layer.page_size
 
 
 def main() -> int:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from model_cache.layout import TEXT_LAYER, from_line, layout_page
+from model_cache.layout.lines import Joined, LayoutLine
 from outputs.model import Block, Box, Line, Word
 from outputs.turns import quarter_turn
 
@@ -23,6 +24,7 @@ MIN_CHARS_OVER_IMAGE = 200  # a page mostly covered by an image needs this many 
 IMAGE_COVERAGE = 0.5
 MAX_BAD_CHAR_SHARE = 0.1
 _PDFIUM_HYPHEN = "\ufffe"  # PDFium's mark for a hyphen it joined at a line end
+_JOINED_HYPHENS = _PDFIUM_HYPHEN + "\x02"  # (older PDFium builds mark it U+0002)
 
 
 @dataclass
@@ -34,6 +36,8 @@ class TextLayer:
     invisible_chars: int = 0  # non-space characters drawn invisibly (an OCR layer over a scan)
     page_size: tuple[float, float] = (0.0, 0.0)  # width, height in pixels at the extraction scale
     font_sizes: list[float | None] = field(default_factory=list)  # per line, pixels (None: unknown)
+    # per line, its rows on the page where PDFium joined it over a line-end hyphen (else empty)
+    rows: list[list[tuple[Line, float | None]]] = field(default_factory=list)
 
     @property
     def visible_chars(self) -> int:
@@ -52,12 +56,27 @@ class TextLayer:
         """Mostly invisible text: a scan that some other tool has OCR'd before."""
         return self.invisible_chars >= MIN_REAL_CHARS and not self.is_real
 
+    def layout_lines(self) -> list[LayoutLine]:
+        """The layout stage's input: one line per row on the page. A line PDFium joined over a
+        line-end hyphen is laid out as its rows (one box two rows high reads as larger type and
+        would end its paragraph) and comes back whole (model_cache.layout.lines.output_lines)."""
+        sizes = self.font_sizes or [None] * len(self.lines)
+        rows = self.rows or [[] for _ in self.lines]
+        out: list[LayoutLine] = []
+        for line, size, parts in zip(self.lines, sizes, rows):
+            if not parts:
+                out.append(from_line(line, TEXT_LAYER, size))
+                continue
+            for k, (part, part_size) in enumerate(parts):
+                laid = from_line(part, TEXT_LAYER, part_size)
+                laid.joined = Joined(line, k, len(parts))
+                out.append(laid)
+        return out
+
     @property
     def blocks(self) -> list[Block]:
-        sizes = self.font_sizes or [None] * len(self.lines)
-        lines = [from_line(line, TEXT_LAYER, size) for line, size in zip(self.lines, sizes)]
         width, height = self.page_size
-        return layout_page(lines, width, height, keep_order=True)
+        return layout_page(self.layout_lines(), width, height, keep_order=True)
 
 
 def extract_text_layer(page, scale: float) -> TextLayer:
@@ -76,8 +95,9 @@ def extract_text_layer(page, scale: float) -> TextLayer:
     width, height = page.get_size()
     if page.get_rotation() % 180:
         width, height = height, width
-    return TextLayer([ln for ln, _ in sized], nonspace, bad, _image_coverage(page), invisible,
-                     (width * scale, height * scale), [size for _, size in sized])
+    return TextLayer([ln for ln, _, _ in sized], nonspace, bad, _image_coverage(page), invisible,
+                     (width * scale, height * scale), [size for _, size, _ in sized],
+                     [rows for _, _, rows in sized])
 
 
 def _invisible_chars(textpage, text: str) -> int:
@@ -95,8 +115,13 @@ def _invisible_chars(textpage, text: str) -> int:
     return count
 
 
-def _lines(textpage, text: str, to_pixels, scale: float) -> list[tuple[Line, float | None]]:
-    lines: list[tuple[Line, float | None]] = []
+Sized = tuple[Line, float | None]
+
+
+def _lines(textpage, text: str, to_pixels, scale: float) -> list[tuple[Line, float | None, list[Sized]]]:
+    """The page's lines as PDFium reads them, each with its font size and, where PDFium joined
+    it over line-end hyphens, its rows (cut after each such hyphen)."""
+    lines: list[tuple[Line, float | None, list[Sized]]] = []
     start = 0
     for index in range(len(text) + 1):
         if index < len(text) and text[index] not in "\r\n":
@@ -104,9 +129,23 @@ def _lines(textpage, text: str, to_pixels, scale: float) -> list[tuple[Line, flo
         if index > start:
             line = _line(textpage, text, start, index, to_pixels)
             if line is not None:
-                lines.append((line, _font_size(textpage, start, index, scale)))
+                lines.append((line, _font_size(textpage, start, index, scale),
+                              _rows(textpage, text, start, index, to_pixels, scale)))
         start = index + 1
     return lines
+
+
+def _rows(textpage, text: str, start: int, end: int, to_pixels, scale: float) -> list[Sized]:
+    """A line's pieces cut after each joined hyphen, where there are at least two with text."""
+    cuts = [i + 1 for i in range(start, end) if text[i] in _JOINED_HYPHENS]
+    if not cuts:
+        return []
+    rows: list[Sized] = []
+    for a, b in zip([start, *cuts], [*cuts, end]):
+        line = _line(textpage, text, a, b, to_pixels)
+        if line is not None:
+            rows.append((line, _font_size(textpage, a, b, scale)))
+    return rows if len(rows) >= 2 else []
 
 
 def _line(textpage, text: str, start: int, end: int, to_pixels) -> Line | None:

@@ -165,3 +165,50 @@ def test_a_replay_only_run_never_recognises_an_unrecorded_page(tmp_path, monkeyp
     assert cached(rgb, "s", lambda: pytest.fail("recognised")) == page
     with pytest.raises(LookupError):
         cached(rgb, "other settings", lambda: pytest.fail("recognised"))
+
+
+def _hyphenated_paragraph() -> tuple[list[LayoutLine], Line]:
+    """Eight text-layer rows of one paragraph; rows 3 and 4 are one line as PDFium reads it
+    ("... com-parable ..."), its box two rows high."""
+    rows = [line(f"r{k} " + "w " * 50, 150, 300 + 40 * k, 1500, origin="textlayer", font_size=30.0)
+            for k in range(8)]
+    rows[3].text = rows[3].text + " com-"
+    rows[4].text = "parable " + rows[4].text
+    whole = Line(rows[3].text + rows[4].text, 0.99, [[150, 420], [1500, 420], [1500, 490], [150, 490]])
+    return rows, whole
+
+
+def test_a_line_joined_over_a_hyphen_is_laid_out_as_rows_and_handed_back_whole():
+    from model_cache.layout.lines import Joined
+
+    rows, whole = _hyphenated_paragraph()
+    for k in (3, 4):
+        rows[k].joined = Joined(whole, k - 3, 2)
+    for keep_order in (False, True):
+        blocks = layout_page(rows, W, H, keep_order=keep_order)
+        assert len(blocks) == 1 and blocks[0].kind == "text"
+        assert [ln.text for ln in blocks[0].lines][2:5] == [rows[2].text, whole.text, rows[5].text]
+        assert blocks[0].lines[3] is whole
+
+
+def test_the_joined_line_as_one_tall_box_cuts_the_paragraph():
+    """Why the rows are laid out: the same line given whole reads as larger type."""
+    rows, whole = _hyphenated_paragraph()
+    tall = line(whole.text, 150, 420, 1500, h=70, origin="textlayer", font_size=30.0)
+    blocks = layout_page(rows[:3] + [tall] + rows[5:], W, H, keep_order=True)
+    assert len(blocks) > 1
+
+
+def test_rows_of_a_joined_line_not_kept_together_stay_rows():
+    from model_cache.layout.lines import Joined, output_lines
+
+    rows, whole = _hyphenated_paragraph()
+    first, second = (replace_joined(rows[k], Joined(whole, k - 3, 2)) for k in (3, 4))
+    assert [ln.text for ln in output_lines([first])] == [rows[3].text]
+    assert [ln.text for ln in output_lines([second, first])] == [rows[4].text, rows[3].text]
+    assert output_lines([first, second])[0] is whole
+
+
+def replace_joined(layout_line: LayoutLine, joined) -> LayoutLine:
+    from dataclasses import replace
+    return replace(layout_line, joined=joined)

@@ -87,3 +87,23 @@ def test_images_keep_their_identity_across_the_default_change(tmp_path):
     proc = run_cli("run", str(image), "-o", str(out), "--engine", FAKE_ENGINE)
     assert proc.returncode == 0 and "0 processed" in proc.stderr, proc.stderr
     assert [json.loads(l) for l in (out / "results.jsonl").read_text().splitlines()] == first
+
+
+def test_hyphenated_lines_of_a_text_layer_do_not_end_their_paragraphs():
+    """maint-guide p5: PDFium reads "...needed for devel-" / "opment. ... installed already." as
+    one line two rows high; the paragraph used to end there. The text stays PDFium's."""
+    from model_cache.textlayer import extract_text_layer
+    from tests._eval_shared import eval_kit
+
+    pdf = pdfium.PdfDocument(str(eval_kit() / "pdfs" / "maint-guide.en.p5-9.pdf"))
+    try:
+        layer = extract_text_layer(pdf[4], 200 / 72)
+    finally:
+        pdf.close()
+    assert sum(1 for rows in layer.rows if rows) == 3
+    blocks = layer.blocks
+    assert [ln.text for b in blocks for ln in b.lines] == [ln.text for ln in layer.lines]
+    paragraph = next(b.text for b in blocks if b.text.startswith("Before you start anything"))
+    assert "devel-opment" in paragraph and paragraph.endswith("installed already.")
+    item = next(b.text for b in blocks if b.text.startswith("• autoconf"))
+    assert item.endswith("best way to use those files.")

@@ -124,6 +124,6 @@ def split_at(it: Item, cut: int) -> tuple[LayoutLine, LayoutLine]:
     bottom = lambda t: (box[3] + t * (box[2] - box[3])).tolist()  # noqa: E731
     left_box = [box[0].tolist(), top(t_left), bottom(t_left), box[3].tolist()]
     right_box = [top(t_right), box[1].tolist(), box[2].tolist(), bottom(t_right)]
-    left = replace(line, text=left_text, box=left_box, leader=False, words=words[0])
-    right = replace(line, text=right_text, box=right_box, bullet=None, words=words[1])
+    left = replace(line, text=left_text, box=left_box, leader=False, words=words[0], joined=None)
+    right = replace(line, text=right_text, box=right_box, bullet=None, words=words[1], joined=None)
     return left, right

@@ -20,6 +20,17 @@ OCR, TEXT_LAYER = "ocr", "textlayer"
 _SPACED_BULLETS = "-–—*"
 
 
+@dataclass(frozen=True, eq=False)
+class Joined:
+    """Where a line is one row of a line the engine read as one across several rows (PDFium
+    joins a line that ends in a hyphen to the next): the whole line and this row's place in it.
+    The stage lays the rows out as rows, and hands the whole line back where its rows stay
+    together in one block, so the text stays as read."""
+    whole: Line
+    row: int
+    rows: int
+
+
 @dataclass
 class LayoutLine:
     text: str  # the line's words, without its bullet
@@ -30,6 +41,7 @@ class LayoutLine:
     leader: bool = False  # a dot leader runs from this line to the next line on its row
     font_size: float | None = None  # the font's size in pixels where known (text layer)
     words: list[Word] | None = None
+    joined: Joined | None = None
 
     @property
     def output_text(self) -> str:
@@ -37,6 +49,26 @@ class LayoutLine:
 
     def to_line(self) -> Line:
         return Line(self.output_text, self.conf, [list(p) for p in self.box], self.words)
+
+
+def output_lines(lines: list[LayoutLine]) -> list[Line]:
+    """A block's lines as output: the rows of a joined line, where all of them follow each
+    other in order, become the whole line again."""
+    out: list[Line] = []
+    k = 0
+    while k < len(lines):
+        joined = lines[k].joined
+        if joined is not None and joined.row == 0:
+            run = lines[k:k + joined.rows]
+            if len(run) == joined.rows and all(
+                    ln.joined is not None and ln.joined.whole is joined.whole and ln.joined.row == r
+                    for r, ln in enumerate(run)):
+                out.append(joined.whole)
+                k += joined.rows
+                continue
+        out.append(lines[k].to_line())
+        k += 1
+    return out
 
 
 def split_bullet(text: str) -> tuple[str | None, str]:

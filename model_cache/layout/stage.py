@@ -26,7 +26,7 @@ from model_cache.layout.crossing import split_crossing
 from model_cache.layout.geometry import (Group, Item, LayoutParams, Rect, join_leaders, join_row, make_item,
                                          median_height, page_skew, rows_of)
 from model_cache.layout.kinds import assign_kinds
-from model_cache.layout.lines import LayoutLine
+from model_cache.layout.lines import LayoutLine, output_lines
 from model_cache.layout.margin_notes import note_groups, split_margin_notes, weave_notes
 from model_cache.layout.order import ordered_blocks
 from model_cache.layout.rivers import cut_at_rivers
@@ -47,7 +47,7 @@ def layout_page(lines: list[LayoutLine], width: float, height: float, *, figures
         turned = [replace(line, box=_quarter_turn(line.box, width)) for line in lines]
         figures = [(y0, width - x1, y1, width - x0) for x0, y0, x1, y1 in figures]
         groups = _groups(turned, height, width, figures, (), params)
-        return [Block([lines[i].to_line() for it in g.items for i in it.ids], g.kind) for g in groups]
+        return [Block(output_lines([lines[i] for it in g.items for i in it.ids]), g.kind) for g in groups]
     groups = _groups(lines, width, height, figures, rules, params)
     if keep_order and reads_right([make_item(line) for line in lines if _has_text(line)], _height(lines)):
         return _in_given_order(groups, lines)
@@ -108,7 +108,7 @@ def _quarter_turn(box, width: float):
 
 def _block(group: Group) -> Block:
     grid = table_grid(group.rows) if group.kind == "table" and group.rows else None
-    return Block([it.line.to_line() for it in group.items], group.kind, grid)
+    return Block(output_lines([it.line for it in group.items]), group.kind, grid)
 
 
 def _take_figures(items: list[Item], figures: list[Rect],
@@ -170,20 +170,26 @@ def reads_right(items: list[Item], h: float, share: float = 0.05) -> bool:
 
 def _in_given_order(groups: list[Group], lines: list[LayoutLine]) -> list[Block]:
     """The input lines in their own order, cut into blocks wherever the next line belongs to
-    another of the stage's blocks; each block keeps its group's kind. Lines joined into one row by the stage stay the separate lines they were."""
+    another of the stage's blocks; each block keeps its group's kind. Lines joined into one row
+    by the stage stay the separate lines they were, and a line read as one across rows (a text
+    layer's hyphenated line) is never cut: the order given is the order of those lines."""
     owner: dict[int, int] = {}
     for g, group in enumerate(groups):
         for it in group.items:
             for i in it.ids:
                 owner[i] = g
-    blocks: list[Block] = []
-    previous = None
+    runs: list[tuple[int, list[LayoutLine]]] = []
     for i, line in enumerate(lines):
         g = owner.get(i)
         if g is None:
             continue
-        if g != previous:
-            blocks.append(Block([], groups[g].kind))
-        blocks[-1].lines.append(line.to_line())
-        previous = g
-    return blocks
+        if not runs or (runs[-1][0] != g and not _continues(runs[-1][1][-1], line)):
+            runs.append((g, []))
+        runs[-1][1].append(line)
+    return [Block(output_lines(run), groups[g].kind) for g, run in runs]
+
+
+def _continues(previous: LayoutLine, line: LayoutLine) -> bool:
+    """`line` is the next row of the same joined line as `previous`."""
+    a, b = previous.joined, line.joined
+    return a is not None and b is not None and a.whole is b.whole and b.row == a.row + 1
