@@ -457,6 +457,16 @@ def test_an_overfull_line_does_not_make_every_full_line_end_a_paragraph():
     assert [len(b.lines) for b in blocks] == [8]
 
 
+def test_a_line_far_into_the_margin_does_not_make_every_full_line_end_a_paragraph():
+    """A manual's command line running seven line heights past the margin (R-admin p34): the
+    full lines still end together, so they are the edge."""
+    lines = _paragraph_lines(200, 4) + _paragraph_lines(380, 5)
+    lines.insert(4, _line("./configure CC=clang CFLAGS=-O2 CXX=clang++ -arch arm64 " + "x" * 20,
+                          180, 350, 1500 + 7 * 30))
+    blocks = build_blocks(lines, 2339)
+    assert len(blocks[0].lines) == 4 and len(blocks[-1].lines) >= 5
+
+
 def test_a_line_with_a_shorter_box_stays_in_its_paragraph():
     lines = _paragraph_lines(200, 8)
     # a line without ascenders or descenders: a box two thirds as high on the same baseline pitch

@@ -45,10 +45,11 @@ def shared_right_edge(rows: list[list[Item]], line_height: float) -> float:
     heights of it; else the rightmost end (ragged text: code, lists)."""
     ends = np.array(sorted(_row_box(row)[2] for row in rows))
     for k in range(len(ends) - 1, -1, -1):
-        if len(ends) - 1 - k > max(1, len(ends) // 4) or ends[-1] - ends[k] > 3 * line_height:
+        if len(ends) - 1 - k > max(1, len(ends) // 4):
             break
         together = np.abs(ends - ends[k]) <= 0.25 * line_height
-        if together.sum() >= max(2, len(ends) / 3):
+        near = ends[-1] - ends[k] <= 3 * line_height
+        if together.sum() >= max(2, len(ends) / (3 if near else 2)):
             return float(ends[together].max())
     return float(ends[-1])
 
