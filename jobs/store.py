@@ -12,7 +12,7 @@ import os
 import sqlite3
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -119,6 +119,37 @@ def path_from_db(value: str | bytes) -> str:
 
 def store_path(out_dir: Path) -> Path:
     return out_dir / STORE_DIR / STORE_FILE
+
+
+class StoredPages:
+    """A document's stored page results, in page order, as many passes as the caller makes.
+
+    Each pass reads them from the store PAGE_CHUNK at a time, so a writer that streams (Markdown,
+    text, JSONL, the searchable PDF) holds a few pages of a long document, not all of them."""
+
+    PAGE_CHUNK = 32
+    _FINISHED = "doc_id=? AND result IS NOT NULL AND state IN ('done','failed')"
+
+    def __init__(self, store: JobStore, doc_id: str, source: str | None = None):
+        self.store, self.doc_id, self.source = store, doc_id, source
+
+    def __len__(self) -> int:
+        return self.store.db.execute(f"SELECT COUNT(*) FROM pages WHERE {self._FINISHED}",
+                                     (self.doc_id,)).fetchone()[0]
+
+    def __iter__(self) -> Iterator[PageResult]:
+        numbers = [r[0] for r in self.store.db.execute(
+            f"SELECT page FROM pages WHERE {self._FINISHED} ORDER BY page", (self.doc_id,))]
+        for start in range(0, len(numbers), self.PAGE_CHUNK):
+            chunk = numbers[start:start + self.PAGE_CHUNK]
+            rows = self.store.db.execute(
+                f"SELECT result FROM pages WHERE {self._FINISHED} AND page BETWEEN ? AND ? ORDER BY page",
+                (self.doc_id, chunk[0], chunk[-1])).fetchall()
+            for row in rows:
+                page = PageResult.from_dict(json.loads(row[0]))
+                if self.source is not None and page.source != self.source:
+                    page = replace(page, source=self.source)
+                yield page
 
 
 class JobStore:
@@ -363,10 +394,10 @@ class JobStore:
             db.execute("UPDATE pages SET state='pending' WHERE doc_id=? AND page=? AND state='running'",
                        (doc_id, page))
 
-    def page_results(self, doc_id: str) -> list[PageResult]:
-        rows = self.db.execute("SELECT result FROM pages WHERE doc_id=? AND result IS NOT NULL "
-                               "AND state IN ('done','failed') ORDER BY page", (doc_id,)).fetchall()
-        return [PageResult.from_dict(json.loads(r[0])) for r in rows]
+    def page_results(self, doc_id: str, source: str | None = None) -> StoredPages:
+        """The document's finished pages in page order (`source`: the name to give them, for a
+        document found under several names), read a few at a time on each pass over them."""
+        return StoredPages(self, doc_id, source)
 
     def page_states(self, doc_id: str) -> dict[str, int]:
         rows = self.db.execute("SELECT state, COUNT(*) FROM pages WHERE doc_id=? GROUP BY state", (doc_id,))

@@ -11,6 +11,7 @@ allows; nor have their Strings. Failed pages are empty Pages. Element order foll
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 
 from lxml import etree
 
@@ -18,6 +19,7 @@ from outputs.hocr import bbox
 from outputs.model import Block, Line, PageResult, Word
 from outputs.words import has_box, words_of
 from outputs.xml_safe import xml_safe
+from outputs.xml_stream import streamed_tree
 
 ALTO_NS = "http://www.loc.gov/standards/alto/ns-v4#"
 XSI = "http://www.w3.org/2001/XMLSchema-instance"
@@ -25,7 +27,13 @@ XLINK = "http://www.w3.org/1999/xlink"
 SCHEMA_LOCATION = f"{ALTO_NS} http://www.loc.gov/standards/alto/v4/alto-4-4.xsd"
 
 
-def alto_document(source: str, pages: list[PageResult], software: str, version: str) -> bytes:
+def alto_document(source: str, pages: Iterable[PageResult], software: str, version: str) -> bytes:
+    return b"".join(alto_chunks(source, pages, software, version))
+
+
+def alto_chunks(source: str, pages: Iterable[PageResult], software: str, version: str) -> Iterator[bytes]:
+    """The ALTO file's bytes, a page at a time (outputs/xml_stream.py); `pages` is read three
+    times (engines, block kinds, pages)."""
     root = etree.Element(_q("alto"), nsmap={None: ALTO_NS, "xsi": XSI, "xlink": XLINK})
     root.set(f"{{{XSI}}}schemaLocation", SCHEMA_LOCATION)
     root.set("SCHEMAVERSION", "4.4")
@@ -36,12 +44,11 @@ def alto_document(source: str, pages: list[PageResult], software: str, version: 
         for kind, ident in tag_ids.items():
             _sub(tags, "LayoutTag", ID=ident, LABEL=xml_safe(kind))
     layout = _sub(root, "Layout")
-    for result in pages:
-        _page(layout, result, tag_ids)
-    return etree.tostring(root, xml_declaration=True, encoding="utf-8", pretty_print=True)
+    return streamed_tree(root, layout, pages, lambda parent, result: _page(parent, result, tag_ids),
+                         xml_declaration=True, encoding="utf-8")
 
 
-def _description(root: etree._Element, source: str, pages: list[PageResult], software: str,
+def _description(root: etree._Element, source: str, pages: Iterable[PageResult], software: str,
                  version: str) -> None:
     description = _sub(root, "Description")
     _sub(description, "MeasurementUnit").text = "pixel"

@@ -12,12 +12,14 @@ ocrx_word, the classes hocr-tools and hOCR viewers look for. Lines an engine pla
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Iterator
 
 from lxml import etree
 
 from outputs.model import Block, Box, Line, PageResult, Word
 from outputs.words import has_box, words_of
 from outputs.xml_safe import xml_safe
+from outputs.xml_stream import streamed_tree
 
 XHTML = "http://www.w3.org/1999/xhtml"
 DOCTYPE = ('<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Transitional//EN" '
@@ -27,7 +29,13 @@ KIND_CLASS = {"header": "ocr_header", "footer": "ocr_footer", "table": "ocr_tabl
               "caption": "ocr_caption", "title": "ocr_title"}
 
 
-def hocr_document(source: str, pages: list[PageResult], software: str) -> bytes:
+def hocr_document(source: str, pages: Iterable[PageResult], software: str) -> bytes:
+    return b"".join(hocr_chunks(source, pages, software))
+
+
+def hocr_chunks(source: str, pages: Iterable[PageResult], software: str) -> Iterator[bytes]:
+    """The hOCR file's bytes, a page at a time (outputs/xml_stream.py); `pages` is read once
+    and counted with len()."""
     html = etree.Element(f"{{{XHTML}}}html", nsmap={None: XHTML})
     html.set("{http://www.w3.org/XML/1998/namespace}lang", "und")
     head = _sub(html, "head")
@@ -37,10 +45,8 @@ def hocr_document(source: str, pages: list[PageResult], software: str) -> bytes:
     _sub(head, "meta", {"name": "ocr-capabilities", "content": CAPABILITIES})
     _sub(head, "meta", {"name": "ocr-number-of-pages", "content": str(len(pages))})
     body = _sub(html, "body")
-    for result in pages:
-        _page(body, source, result)
-    return etree.tostring(html, xml_declaration=True, encoding="utf-8", doctype=DOCTYPE,
-                          pretty_print=True)
+    return streamed_tree(html, body, pages, lambda parent, result: _page(parent, source, result),
+                         xml_declaration=True, encoding="utf-8", doctype=DOCTYPE)
 
 
 def bbox(box: Box, page: PageResult) -> tuple[int, int, int, int]:

@@ -17,7 +17,7 @@ import io
 import zlib
 from dataclasses import replace
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Iterable
 
 import pikepdf
 from pikepdf import Array, Dictionary, Name
@@ -25,6 +25,7 @@ from PIL import Image
 
 from outputs.model import PageResult
 from outputs.pdf_font import GlyphlessFont
+from outputs.pdfium_pages import each_page
 from outputs.pdf_text import PageFrame, page_transform, text_operators
 
 FONT_PREFIX = "PrOCR"
@@ -55,18 +56,19 @@ def pdf_password(source: Source, passwords: tuple[str, ...]) -> str | None:
     return None
 
 
-def write_pdf_input(source: Source, pages: list[PageResult], out: BinaryIO,
+def write_pdf_input(source: Source, pages: Iterable[PageResult], out: BinaryIO,
                     password: str | None = None, has_text: frozenset[int] = frozenset()) -> None:
     """The PDF `source` with a text layer added on each page of `pages` that was OCR'd, except
     the pages in `has_text` (numbers of pages that carry a real text layer of their own, OCR'd
-    because the run ignored it: a second layer would double their text)."""
-    ocr = {r.page: r for r in pages if needs_text(r) and r.page not in has_text}
+    because the run ignored it: a second layer would double their text). `pages` is read twice,
+    one page at a time (a stored document's pages stream from the store)."""
+    numbers = sorted({r.page for r in pages if needs_text(r) and r.page not in has_text})
     with pikepdf.open(_opened(source), password=password or "") as pdf:
-        frames = _pdf_frames(source, set(ocr), password)
-        font = GlyphlessFont(pdf) if ocr else None
-        for number, result in sorted(ocr.items()):
-            if 1 <= number <= len(pdf.pages):
-                _add_text_layer(pdf, pdf.pages[number - 1], result, frames[number], font)
+        frames = _pdf_frames(source, numbers, password)
+        font = GlyphlessFont(pdf) if numbers else None
+        for result in pages:
+            if result.page in frames and needs_text(result) and result.page <= len(pdf.pages):
+                _add_text_layer(pdf, pdf.pages[result.page - 1], result, frames[result.page], font)
         if font is not None:
             font.finish()
         # A PDF that needed a password stays behind it (AES-256; the owner password is not
@@ -113,21 +115,10 @@ def _bytes(source: Source) -> bytes:
     return source if isinstance(source, bytes) else source.read_bytes()
 
 
-def _pdf_frames(source: Source, numbers: set[int], password: str | None) -> dict[int, PageFrame]:
+def _pdf_frames(source: Source, numbers: list[int], password: str | None) -> dict[int, PageFrame]:
     """Each page's box and /Rotate as PDFium renders it (the pixels the OCR saw)."""
-    import pypdfium2 as pdfium
-
-    frames = {}
-    doc = pdfium.PdfDocument(source if isinstance(source, bytes) else str(source), password=password)
-    try:
-        for number in numbers:
-            if 1 <= number <= len(doc):
-                page = doc[number - 1]
-                frames[number] = PageFrame(*page.get_bbox(), rotate=page.get_rotation() % 360)
-                page.close()
-    finally:
-        doc.close()
-    return frames
+    return {number: PageFrame(*page.get_bbox(), rotate=page.get_rotation() % 360)
+            for number, page in each_page(source, numbers, password)}
 
 
 def _add_text_layer(pdf: pikepdf.Pdf, page: pikepdf.Page, result: PageResult, frame: PageFrame,

@@ -11,11 +11,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from jobs.store import DocumentName, DocumentRecord, JobStore
+from jobs.store import DocumentName, DocumentRecord, JobStore, StoredPages
 from outputs.files import write_atomic
 from outputs.jsonl import document_failure_line, jsonl_lines
 from outputs.markdown import markdown_document
-from outputs.model import PageResult
 from outputs.paths import output_path
 from outputs.text import text_document
 from runner.formats import LAYER_FORMATS, RESULTS_FILE
@@ -27,17 +26,13 @@ def named(doc: DocumentRecord, name: DocumentName) -> DocumentRecord:
     return replace(doc, relname=name.relname, stem=name.stem, path=name.path)
 
 
-def named_pages(pages: list[PageResult], relname: str) -> list[PageResult]:
-    return [page if page.source == relname else replace(page, source=relname) for page in pages]
-
-
 def document_records(store: JobStore, doc: DocumentRecord) -> Iterator[str]:
     """The JSONL lines of `doc` under its name (`doc.relname`: see `named`)."""
     if doc.state == "failed":
         yield document_failure_line(doc.relname, doc.doc_id, doc.options.get("engine", ""),
                                     doc.error_code or "", doc.error_message or "")
     else:
-        yield from jsonl_lines(named_pages(store.page_results(doc.doc_id), doc.relname))
+        yield from jsonl_lines(store.page_results(doc.doc_id, doc.relname))
 
 
 def write_results_jsonl(store: JobStore, out_dir: Path) -> None:
@@ -55,14 +50,14 @@ def write_document(store: JobStore, doc: DocumentRecord, out_dir: Path, formats:
     if doc.state != "ready":
         return []
     formats = tuple(formats)
-    pages = store.page_results(doc.doc_id)
     notes: list[str] = []
     for name in store.names_of(doc.doc_id):
-        notes += _write_named(named(doc, name), named_pages(pages, name.relname), out_dir, formats, passwords)
+        pages = store.page_results(doc.doc_id, name.relname)
+        notes += _write_named(named(doc, name), pages, out_dir, formats, passwords)
     return notes
 
 
-def _write_named(doc: DocumentRecord, pages: list[PageResult], out_dir: Path, formats: tuple[str, ...],
+def _write_named(doc: DocumentRecord, pages: StoredPages, out_dir: Path, formats: tuple[str, ...],
                  passwords: tuple[str, ...]) -> list[str]:
     if "md" in formats:
         write_atomic(output_path(out_dir, doc.stem, ".md"), markdown_document(doc.relname, pages))

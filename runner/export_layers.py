@@ -11,18 +11,20 @@ not OCR'd again) or `pagerunner export` once it is back.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 import pikepdf
 
 from jobs.identity import file_sha256
 from jobs.store import DocumentRecord
-from outputs.alto import alto_document
+from outputs.alto import alto_chunks
 from outputs.files import write_atomic_bytes
-from outputs.hocr import hocr_document
+from outputs.hocr import hocr_chunks
 from outputs.model import PageResult
 from outputs.paths import output_path
 from outputs.pdf import pdf_password, write_image_input, write_pdf_input
+from outputs.pdfium_pages import each_page
 from model_cache.textlayer import MIN_REAL_CHARS, extract_text_layer
 from runner import __version__
 
@@ -30,7 +32,7 @@ SOFTWARE = "pagerunner"
 SUFFIXES = {"pdf": ".pdf", "hocr": ".hocr", "alto": ".alto.xml"}
 
 
-def write_layers(doc: DocumentRecord, pages: list[PageResult], out_dir: Path, formats: tuple[str, ...],
+def write_layers(doc: DocumentRecord, pages: Iterable[PageResult], out_dir: Path, formats: tuple[str, ...],
                  passwords: tuple[str, ...] = ()) -> list[str]:
     """Write the document's pdf/hocr/alto files that `formats` asks for; returns notes on
     any that could not be written."""
@@ -38,11 +40,11 @@ def write_layers(doc: DocumentRecord, pages: list[PageResult], out_dir: Path, fo
     engines = sorted({p.engine for p in pages if p.engine})
     system = f"{SOFTWARE} {__version__} ({', '.join(engines)})" if engines else f"{SOFTWARE} {__version__}"
     if "hocr" in formats:
-        body = hocr_document(doc.relname, pages, system)
-        write_atomic_bytes(output_path(out_dir, doc.stem, SUFFIXES["hocr"]), lambda fh: fh.write(body))
+        write_atomic_bytes(output_path(out_dir, doc.stem, SUFFIXES["hocr"]),
+                           lambda fh: fh.writelines(hocr_chunks(doc.relname, pages, system)))
     if "alto" in formats:
-        body = alto_document(doc.relname, pages, SOFTWARE, __version__)
-        write_atomic_bytes(output_path(out_dir, doc.stem, SUFFIXES["alto"]), lambda fh: fh.write(body))
+        write_atomic_bytes(output_path(out_dir, doc.stem, SUFFIXES["alto"]),
+                           lambda fh: fh.writelines(alto_chunks(doc.relname, pages, SOFTWARE, __version__)))
     if "pdf" in formats:
         note = _write_pdf(doc, pages, out_dir, passwords)
         if note:
@@ -50,7 +52,7 @@ def write_layers(doc: DocumentRecord, pages: list[PageResult], out_dir: Path, fo
     return notes
 
 
-def _write_pdf(doc: DocumentRecord, pages: list[PageResult], out_dir: Path,
+def _write_pdf(doc: DocumentRecord, pages: Iterable[PageResult], out_dir: Path,
                passwords: tuple[str, ...]) -> str | None:
     target = output_path(out_dir, doc.stem, SUFFIXES["pdf"])
     try:
@@ -80,24 +82,13 @@ def _write_pdf(doc: DocumentRecord, pages: list[PageResult], out_dir: Path,
     return None
 
 
-def _pages_with_text(source: Path, pages: list[PageResult], password: str | None) -> frozenset[int]:
+def _pages_with_text(source: Path, pages: Iterable[PageResult], password: str | None) -> frozenset[int]:
     """OCR'd pages that carry a text layer of their own: a real one (`--text-layer ignore`), or an
     invisible one from an earlier OCR (`auto` OCRs such pages again): a second hidden layer
     would double their text in every search, so those pages are left as they were."""
-    import pypdfium2 as pdfium
-
     found = set()
-    doc = pdfium.PdfDocument(str(source), password=password)
-    try:
-        for result in pages:
-            if result.mode == "ocr" and 1 <= result.page <= len(doc):
-                page = doc[result.page - 1]
-                try:
-                    layer = extract_text_layer(page, 1.0)
-                    if layer.is_real or layer.invisible_chars >= MIN_REAL_CHARS:
-                        found.add(result.page)
-                finally:
-                    page.close()
-    finally:
-        doc.close()
+    for number, page in each_page(source, [r.page for r in pages if r.mode == "ocr"], password):
+        layer = extract_text_layer(page, 1.0)
+        if layer.is_real or layer.invisible_chars >= MIN_REAL_CHARS:
+            found.add(number)
     return frozenset(found)

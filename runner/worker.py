@@ -18,6 +18,7 @@ from model_cache.engine import DeviceLost, Engine, EngineError, EngineOptions
 from model_cache.manifest import ModelVerificationError
 from model_cache.registry import TEXT_LAYER_ENGINE, create_engine
 from outputs.model import ErrorCode, PageError, PageResult
+from outputs.pdfium_pages import ReopenClock
 
 
 @dataclass(frozen=True)
@@ -38,14 +39,6 @@ class Rendered:
     seconds: float = 0.0
 
 
-# PDFium keeps what it parsed of every loaded page (~1.4 MiB a page on the kit's PDFs) until the
-# document closes; a worker reopens a document once it has rendered REOPEN_MIN_PAGES of it and
-# the time since opening is at least REOPEN_COST_RATIO times what the open took (so a PDF whose
-# xref must be rebuilt on every open is reopened less often).
-REOPEN_MIN_PAGES = 16
-REOPEN_COST_RATIO = 50.0
-
-
 class FatalWorkerError(Exception):
     """The worker cannot do any page (engine creation failed): the run must stop."""
 
@@ -56,9 +49,7 @@ class PageWorker:
         self._engine: Engine | None = None
         self._source: DocumentSource | None = None
         self._source_key: str | None = None
-        self._pages_since_open = 0
-        self._opened_at = 0.0
-        self._open_seconds = 0.0
+        self._reopen = ReopenClock()  # PDFium's memory grows with the pages loaded (outputs/pdfium_pages.py)
 
     # --- render (may run on a prefetch thread; the only place that touches PDFium) ----------
 
@@ -88,24 +79,19 @@ class PageWorker:
             return Rendered(task, error=PageError(ErrorCode.RENDER_FAILED, "out of memory while rendering"))
 
     def _open(self, task: PageTask, data: bytes | None) -> DocumentSource:
-        if self._reopen_due():
+        if self._reopen.due():
             self.close_document()
         if self._source_key != task.doc_id or self._source is None:
             self.close_document()
-            self._opened_at = time.perf_counter()
+            self._reopen.opening()
             self._source = open_source(Path(task.path), self.config.passwords, data)
-            self._open_seconds = time.perf_counter() - self._opened_at
+            self._reopen.opened()
             self._source_key = task.doc_id
-        self._pages_since_open += 1
+        self._reopen.pages += 1
         return self._source
 
-    def _reopen_due(self) -> bool:
-        if self._pages_since_open < REOPEN_MIN_PAGES:
-            return False
-        return time.perf_counter() - self._opened_at >= REOPEN_COST_RATIO * self._open_seconds
-
     def close_document(self) -> None:
-        self._pages_since_open = 0
+        self._reopen.pages = 0
         if self._source is not None:
             try:
                 self._source.close()

@@ -113,3 +113,54 @@ def test_pdf_text_layer_for_any_script_and_boxless_lines():
         assert font.Subtype == pikepdf.Name.Type0 and font.Encoding == pikepdf.Name("/Identity-H")
         cmap = font.ToUnicode.read_bytes().decode("ascii")
         assert "<D840DC00>" in cmap  # U+20000 as its UTF-16 surrogate pair
+
+
+def test_streamed_xml_is_the_whole_tree_byte_for_byte():
+    """hOCR and ALTO are written a page at a time (outputs/xml_stream.py): the bytes must be
+    those of the whole tree serialised at once, namespaces and indentation included."""
+    from outputs import alto, hocr
+
+    pages = PAGES * 3
+    tree = etree.Element(f"{{{hocr.XHTML}}}html", nsmap={None: hocr.XHTML})
+    body = etree.SubElement(etree.SubElement(tree, f"{{{hocr.XHTML}}}div"), f"{{{hocr.XHTML}}}body")
+    from outputs.xml_stream import streamed_tree
+    streamed = b"".join(streamed_tree(tree, body, pages, lambda parent, p: hocr._page(parent, "doc.png", p),
+                                      xml_declaration=True, encoding="utf-8"))
+    for result in pages:
+        hocr._page(body, "doc.png", result)
+    assert streamed == etree.tostring(tree, xml_declaration=True, encoding="utf-8", pretty_print=True)
+    assert b"<!--" not in streamed
+
+    root = etree.Element(alto._q("alto"), nsmap={None: alto.ALTO_NS, "xsi": alto.XSI})
+    layout = etree.SubElement(root, alto._q("Layout"))
+    tags = {"title": "T1", "list": "T2", "footnote": "T3", "odd kind/2": "T4", "header": "T5", "text": "T6"}
+    streamed = b"".join(streamed_tree(root, layout, pages, lambda parent, p: alto._page(parent, p, tags),
+                                      encoding="utf-8"))
+    for result in pages:
+        alto._page(layout, result, tags)
+    assert streamed == etree.tostring(root, encoding="utf-8", pretty_print=True)
+
+
+def test_streamed_xml_without_pages_is_the_empty_tree():
+    from outputs.xml_stream import streamed_tree
+
+    root = etree.Element("a")
+    inner = etree.SubElement(root, "b")
+    assert b"".join(streamed_tree(root, inner, [], lambda parent, p: None)) == \
+        etree.tostring(root, pretty_print=True)
+
+
+def test_each_page_reopens_a_long_document(tmp_path, monkeypatch):
+    """The searchable PDF's passes over a long PDF (frames, own text layers) reopen it as the
+    workers do: PDFium keeps every loaded page's data until the document closes."""
+    import outputs.pdfium_pages as pdfium_pages
+    from tests.conftest import make_pdf
+
+    monkeypatch.setattr(pdfium_pages, "REOPEN_MIN_PAGES", 2)
+    monkeypatch.setattr(pdfium_pages, "REOPEN_COST_RATIO", 0.0)
+    opened = []
+    real = pdfium.PdfDocument
+    monkeypatch.setattr(pdfium, "PdfDocument", lambda *a, **k: opened.append(1) or real(*a, **k))
+    pdf = make_pdf(tmp_path / "long.pdf", 5, "long")
+    sizes = [(n, round(page.get_width())) for n, page in pdfium_pages.each_page(pdf, [1, 2, 3, 4, 5, 9])]
+    assert [n for n, _ in sizes] == [1, 2, 3, 4, 5] and len(opened) == 3

@@ -107,10 +107,11 @@ def test_pages_left_pending_are_not_success(corpus, tmp_path):
 def test_long_documents_are_reopened_to_bound_memory(tmp_path, monkeypatch):
     """PDFium grows with every parsed page until the document closes: the worker reopens it."""
     import jobs.sources as sources
+    import outputs.pdfium_pages as pdfium_pages
     import runner.worker as worker
 
-    monkeypatch.setattr(worker, "REOPEN_MIN_PAGES", 3)
-    monkeypatch.setattr(worker, "REOPEN_COST_RATIO", 0.0)
+    monkeypatch.setattr(pdfium_pages, "REOPEN_MIN_PAGES", 3)
+    monkeypatch.setattr(pdfium_pages, "REOPEN_COST_RATIO", 0.0)
     opened = []
     real_open = sources.open_source
 
@@ -128,13 +129,36 @@ def test_long_documents_are_reopened_to_bound_memory(tmp_path, monkeypatch):
 def test_a_slow_opening_document_is_reopened_less_often(tmp_path, monkeypatch):
     """Reopening costs an open: a document whose open took long is kept open longer."""
     import jobs.sources as sources
+    import outputs.pdfium_pages as pdfium_pages
     import runner.worker as worker
 
-    monkeypatch.setattr(worker, "REOPEN_MIN_PAGES", 1)
-    monkeypatch.setattr(worker, "REOPEN_COST_RATIO", 1e9)
+    monkeypatch.setattr(pdfium_pages, "REOPEN_MIN_PAGES", 1)
+    monkeypatch.setattr(pdfium_pages, "REOPEN_COST_RATIO", 1e9)
     opened = []
     real_open = sources.open_source
     monkeypatch.setattr(worker, "open_source", lambda *a, **k: opened.append(a[0]) or real_open(*a, **k))
     summary = run_job(config([make_pdf(tmp_path / "long.pdf", 5, "long")], tmp_path / "out"))
     assert summary.exit_code == 0 and summary.pages_done == 5
     assert len(opened) == 1
+
+
+def test_stored_pages_are_read_a_chunk_at_a_time_in_page_order(tmp_path, monkeypatch):
+    """Exports stream a document's pages from the store (a long document's results never all in
+    memory): every pass gives every finished page once, in order, under the name asked for."""
+    from jobs.store import StoredPages
+    from outputs.model import PageResult
+
+    summary = run_job(config([make_pdf(tmp_path / "long.pdf", 7, "long")], tmp_path / "out"))
+    assert summary.exit_code == 0
+    store = JobStore(tmp_path / "out")
+    doc = store.documents()[0]
+    decoded = []
+    real = PageResult.from_dict
+    monkeypatch.setattr(StoredPages, "PAGE_CHUNK", 3)
+    monkeypatch.setattr(PageResult, "from_dict", staticmethod(lambda d: decoded.append(d["page"]) or real(d)))
+    pages = store.page_results(doc.doc_id, "renamed.pdf")
+    stream = iter(pages)
+    assert next(stream).page == 1 and decoded == [1]  # one page decoded, not the document
+    assert [p.page for p in pages] == list(range(1, 8)) and len(pages) == 7
+    assert {p.source for p in pages} == {"renamed.pdf"}
+    assert {p.source for p in store.page_results(doc.doc_id)} == {"long.pdf"}
