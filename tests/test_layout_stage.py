@@ -212,3 +212,17 @@ def test_rows_of_a_joined_line_not_kept_together_stay_rows():
 def replace_joined(layout_line: LayoutLine, joined) -> LayoutLine:
     from dataclasses import replace
     return replace(layout_line, joined=joined)
+
+
+@pytest.mark.parametrize("note", ["1The document assumes a newer system.", "²Second note, raised."])
+def test_a_footnote_whose_mark_is_glued_to_its_text(note):
+    """A text layer reads a raised note mark glued to the note ("1The ..."), as OCR often does."""
+    body = [line(f"b{k} " + "w " * 50, 150, 300 + 40 * k, 1500) for k in range(20)]
+    blocks = layout_page(body + [line(note, 150, 2050, 1200, 22)], W, H)
+    assert blocks[-1].kind == "footnote"
+
+
+def test_a_small_closing_line_starting_with_a_number_is_no_footnote():
+    body = [line(f"b{k} " + "w " * 50, 150, 300 + 40 * k, 1500) for k in range(20)]
+    blocks = layout_page(body + [line("3D models are shown below.", 150, 2050, 1200, 22)], W, H)
+    assert blocks[-1].kind != "footnote"

@@ -17,7 +17,10 @@ _CAPTION = re.compile(r"^\s*(figure|fig\.|table|tab\.|listing|algorithm|exhibit|
 _NUMBERED_HEADING = re.compile(r"^\s*((\d{1,2}|[A-Z])(\.\d{1,2}){0,3}\.?|[IVX]{1,5}\.|(?i:chapter|section|part|appendix)\s+\w+"
                                r"|第\s*[\d一二三四五六七八九十]+\s*[章节部篇])\s+\S")
 _ENDS_IN_PAGE_NUMBER = re.compile(r"(\.\.\.|\s)\s*([0-9]+|[ivxlc]+)\s*$", re.IGNORECASE)
-_FOOTNOTE_MARK = re.compile(r"^\s*(\d{1,2}|[*†‡§¶])(\s|[^\w\s])|^\s*[①-⑳]")
+# A note's mark: a number, a symbol or a circled number, then a space or punctuation; or a
+# number glued to the note's first (capitalised) word, as a raised mark reads from a text layer
+# ("1The document ...") and often from OCR.
+_FOOTNOTE_MARK = re.compile(r"^\s*(\d{1,2}|[*†‡§¶])(\s|[^\w\s])|^\s*\d{1,2}(?=[A-Z][a-z])|^\s*[①-⑳¹²³⁴-⁹]")
 
 
 def assign_kinds(groups: list[Group], page_height: float, h: float, params: LayoutParams) -> None:
