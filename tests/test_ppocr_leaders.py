@@ -24,6 +24,9 @@ def _page_with(gap_pattern: str) -> np.ndarray:
     if gap_pattern == "dots":
         for x in range(215, 890, 16):
             img[58:63, x:x + 5] = 0
+    elif gap_pattern == "broken dots":  # two leaders with a column gutter between them
+        for x in list(range(215, 500, 16)) + list(range(620, 890, 16)):
+            img[58:63, x:x + 5] = 0
     elif gap_pattern == "rule":
         img[60:62, 210:890] = 0
     return img
@@ -36,6 +39,12 @@ def _lines() -> list[Line]:
 
 def test_dots_between_boxes_are_found():
     assert leader_lines(_page_with("dots"), _lines()) == [(0, 1)]
+
+
+def test_dots_broken_by_a_gutter_lead_nowhere():
+    """A tight index: one column's leader ends at its edge, the next column's entry starts with
+    dots after the gutter. No leader runs across (it joined the columns' rows: verse p25)."""
+    assert leader_lines(_page_with("broken dots"), _lines()) == []
 
 
 def test_rules_and_blank_gaps_are_not_leaders():

@@ -12,6 +12,9 @@ import numpy as np
 
 from model_cache.layout.lines import LayoutLine
 
+MAX_DOT_BREAK = 3.0  # the widest gap between two dots of one leader, in dot pitches (a speck lost)
+
+
 def line_bounds(line: LayoutLine) -> tuple[float, float, float, float]:
     pts = np.asarray(line.box, dtype=np.float64)
     return pts[:, 0].min(), pts[:, 1].min(), pts[:, 0].max(), pts[:, 1].max()
@@ -46,7 +49,10 @@ def is_leader(gray: np.ndarray, x0: float, x1: float, y0: float, y1: float,
     typical = float(np.median(pitch))
     regular = np.mean(np.abs(pitch - typical) <= 0.35 * typical) >= 0.8
     covered = xs[0] < 2.5 * typical and (right - left) - xs[-1] < 2.5 * typical
-    return bool(typical > 0 and regular and covered)
+    # A leader runs unbroken to its target: dots that stop and start again after a blank of
+    # several pitches are two leaders, on either side of a column gutter (a tight index).
+    unbroken = pitch.max() <= MAX_DOT_BREAK * typical
+    return bool(typical > 0 and regular and covered and unbroken)
 
 
 def _slope(line: LayoutLine) -> float:
