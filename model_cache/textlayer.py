@@ -129,15 +129,22 @@ def _lines(textpage, text: str, to_pixels, scale: float) -> list[tuple[Line, flo
         if index > start:
             line = _line(textpage, text, start, index, to_pixels)
             if line is not None:
-                lines.append((line, _font_size(textpage, start, index, scale),
-                              _rows(textpage, text, start, index, to_pixels, scale)))
+                rows = _rows(textpage, text, start, index, to_pixels, scale)
+                if rows:
+                    line.breaks = _breaks(text, start, index)
+                lines.append((line, _font_size(textpage, start, index, scale), rows))
         start = index + 1
     return lines
 
 
+def _cuts(text: str, start: int, end: int) -> list[int]:
+    """Where a line runs on to its next row: just after each hyphen PDFium joined."""
+    return [i + 1 for i in range(start, end) if text[i] in _JOINED_HYPHENS]
+
+
 def _rows(textpage, text: str, start: int, end: int, to_pixels, scale: float) -> list[Sized]:
     """A line's pieces cut after each joined hyphen, where there are at least two with text."""
-    cuts = [i + 1 for i in range(start, end) if text[i] in _JOINED_HYPHENS]
+    cuts = _cuts(text, start, end)
     if not cuts:
         return []
     rows: list[Sized] = []
@@ -146,6 +153,13 @@ def _rows(textpage, text: str, start: int, end: int, to_pixels, scale: float) ->
         if line is not None:
             rows.append((line, _font_size(textpage, a, b, scale)))
     return rows if len(rows) >= 2 else []
+
+
+def _breaks(text: str, start: int, end: int) -> list[int] | None:
+    """The cuts as offsets in the line's text (which _line strips of leading space)."""
+    length = len(text[start:end].strip())
+    offsets = [len(text[start:cut].lstrip()) for cut in _cuts(text, start, end)]
+    return [k for k in offsets if 0 < k < length] or None
 
 
 def _line(textpage, text: str, start: int, end: int, to_pixels) -> Line | None:

@@ -72,7 +72,7 @@ def _box_height(box) -> float:
 
 
 def block_markdown(block: Block, level: int = 0) -> str:
-    texts = [line.text.strip() for line in block.lines if line.text.strip()]
+    texts = [row for line in block.lines for row in _rows(line)]
     if not texts:
         return ""
     if block.kind == "list":
@@ -90,6 +90,13 @@ def block_markdown(block: Block, level: int = 0) -> str:
     if block.kind in ("header", "footer", "figure"):
         return f"<!-- {block.kind}: " + _escape_inline(" / ".join(texts)).replace("--", "- -") + " -->"
     return "\n".join(filter(None, (_item_markdown(item) for item in _list_items(texts))))
+
+
+def _rows(line: Line) -> list[str]:
+    """A line's text as the rows it stands on on the page (see Line.breaks), stripped."""
+    cuts = [0, *(line.breaks or ()), len(line.text)]
+    rows = [line.text[a:b].strip() for a, b in zip(cuts, cuts[1:])]
+    return [row for row in rows if row]
 
 
 def grid_markdown(grid: list[list[str]]) -> str:

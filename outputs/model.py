@@ -64,6 +64,10 @@ class Line:
     conf: float
     box: Box
     words: list[Word] | None = None
+    # Offsets in `text` after which the line runs on to the next row of the page: a text layer's
+    # line that PDFium joined over a line-end hyphen ("devel-opment"). Markdown mends the word
+    # there as it does between two lines; the text itself stays as the text layer has it.
+    breaks: list[int] | None = None
 
 
 # Block kinds, as the layout stage (model_cache/layout) assigns them.
@@ -165,6 +169,8 @@ def _line_dict(line: Line) -> dict[str, Any]:
     if line.words is not None:
         out["words"] = [{"text": w.text, "conf": round(float(w.conf), 4), "box": _round_box(w.box)}
                         for w in line.words]
+    if line.breaks:
+        out["breaks"] = list(line.breaks)
     return out
 
 
@@ -181,7 +187,8 @@ def _block_from(data: dict[str, Any]) -> Block:
         words = None
         if ld.get("words") is not None:
             words = [Word(w["text"], float(w["conf"]), w["box"]) for w in ld["words"]]
-        lines.append(Line(ld["text"], float(ld["conf"]), ld["box"], words))
+        breaks = [int(b) for b in ld["breaks"]] if ld.get("breaks") else None
+        lines.append(Line(ld["text"], float(ld["conf"]), ld["box"], words, breaks))
     grid = data.get("grid")
     return Block(lines=lines, kind=data.get("kind", "text"),
                  grid=[[str(c) for c in row] for row in grid] if grid is not None else None)

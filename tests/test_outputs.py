@@ -24,7 +24,8 @@ def page(number: int, blocks: list[Block]) -> PageResult:
 def sample_pages() -> list[PageResult]:
     first = page(1, [Block([Line("Title", 0.99, BOX)]),
                      Block([Line("A para-", 0.9, BOX, [Word("A", 0.9, BOX), Word("para-", 0.9, BOX)]),
-                            Line("graph here.", 0.9, BOX)])])
+                            Line("graph here.", 0.9, BOX)]),
+                     Block([Line("a text layer's devel-opment line", 0.9, BOX, breaks=[21])])])
     failed = PageResult.failed(source="a/b.pdf", doc_id="d" * 64, page=2, engine="test",
                                error=PageError(ErrorCode.RENDER_FAILED, "cannot render page 2"))
     return [first, failed]
@@ -48,7 +49,7 @@ def test_schema_lists_every_error_code():
 
 
 def test_page_text_joins_blocks():
-    assert sample_pages()[0].text == "Title\n\nA para-\ngraph here."
+    assert sample_pages()[0].text == "Title\n\nA para-\ngraph here.\n\na text layer's devel-opment line"
 
 
 def test_markdown_paragraphs_and_failures():
@@ -56,6 +57,7 @@ def test_markdown_paragraphs_and_failures():
     assert md.startswith("# a/b.pdf\n")
     assert "<!-- page 1 -->" in md and "\nTitle\n" in md
     assert "A paragraph here." in md
+    assert "a text layer's development line" in md  # mended at the line's break
     assert "Page 2 failed** (render_failed)" in md
 
 
@@ -80,7 +82,8 @@ def test_join_lines_cjk_and_hyphens():
 
 
 def test_text_document_form_feeds():
-    assert "".join(text_document(sample_pages())) == "Title\n\nA para-\ngraph here.\n\f\n"
+    assert "".join(text_document(sample_pages())) == \
+        "Title\n\nA para-\ngraph here.\n\na text layer's devel-opment line\n\f\n"
 
 
 def test_atomic_write_replaces_whole_file(tmp_path):

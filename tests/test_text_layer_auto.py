@@ -107,3 +107,19 @@ def test_hyphenated_lines_of_a_text_layer_do_not_end_their_paragraphs():
     assert "devel-opment" in paragraph and paragraph.endswith("installed already.")
     item = next(b.text for b in blocks if b.text.startswith("• autoconf"))
     assert item.endswith("best way to use those files.")
+    joined = next(ln for b in blocks for ln in b.lines if "devel-opment" in ln.text)
+    assert joined.breaks and joined.text[:joined.breaks[0]].endswith("devel-")
+
+
+def test_markdown_mends_a_text_layer_word_hyphenated_at_a_line_end(tmp_path):
+    """The text (txt, JSONL) stays the text layer's "devel-opment"; the Markdown reads
+    "development", as it does for OCR'd lines."""
+    from tests._eval_shared import eval_kit
+
+    out = tmp_path / "out"
+    result = run_cli("run", str(eval_kit() / "pdfs" / "maint-guide.en.p5-9.pdf"), "-o", str(out), "-q")
+    assert result.returncode == 0, result.stderr
+    markdown = (out / "maint-guide.en.p5-9.md").read_text(encoding="utf-8")
+    text = (out / "maint-guide.en.p5-9.txt").read_text(encoding="utf-8")
+    assert "needed for development." in markdown and "devel-opment" not in markdown
+    assert "devel-opment" in text
