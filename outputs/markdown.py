@@ -14,6 +14,7 @@ from outputs.model import BULLETS, Block, Line, PageResult
 
 _LINE_START_MARKUP = re.compile(r"^(\s*)([#>=+]|[-*](?=\s)|\d+[.)](?=\s))")
 _HYPHENATED = re.compile(r"[^\W\d_]-$")
+_DOT_LEADER = re.compile(r"[ \t\u00a0]*(?:\.[ \t\u00a0]*){5,}")  # five dots or more, spaced or not
 # A line read with one of these first starts a list item (bullets the OCR read or found).
 _BULLET = re.compile(f"^[{re.escape(BULLETS)}]\\s*")
 # A `list` block's first line may also be led by a dash or an asterisk and a space (the stage
@@ -93,9 +94,10 @@ def block_markdown(block: Block, level: int = 0) -> str:
 
 
 def _rows(line: Line) -> list[str]:
-    """A line's text as the rows it stands on on the page (see Line.breaks), stripped."""
+    """A line's text as the rows it stands on on the page (see Line.breaks), stripped, a dot
+    leader as OCR'd lines have it ("Title ... 29", where a text layer has every dot)."""
     cuts = [0, *(line.breaks or ()), len(line.text)]
-    rows = [line.text[a:b].strip() for a, b in zip(cuts, cuts[1:])]
+    rows = [_DOT_LEADER.sub(" ... ", line.text[a:b]).strip() for a, b in zip(cuts, cuts[1:])]
     return [row for row in rows if row]
 
 

@@ -187,3 +187,10 @@ def test_list_items_led_by_dashes_are_items_nested_by_their_indent():
     md = "".join(markdown_document("t", [page(1, blocks)]))
     assert ("- We all are volunteers.\n\n  - You cannot impose on others.\n\n  - You should be motivated.\n\n"
             "- Friendly cooperation.\n\n\\- 3 is not an item here") in md
+
+
+def test_markdown_reads_a_text_layers_dot_leader_as_ocr_does():
+    blocks = [Block([Line("5.1 README.Debian . . . . . . . . . . . . 29", 0.9, BOX)]),
+              Block([Line("Wait... then go.", 0.9, BOX)])]
+    md = "".join(markdown_document("t.pdf", [page(1, blocks)]))
+    assert "5.1 README.Debian ... 29" in md and "Wait... then go." in md
