@@ -12,7 +12,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from html import escape
-from typing import Iterable, Iterator, Sequence
+from typing import Collection, Iterable, Iterator, Protocol, Sequence
 
 from outputs.model import Line, PageResult
 
@@ -26,6 +26,11 @@ class PageImage:
     """A page picture for the review: a data URI, or the reason there is none."""
     data_uri: str | None
     note: str = ""
+
+
+class PagePictureSource(Protocol):
+    """Where a review gets a page's picture (None: the page has none to draw)."""
+    def get(self, page: int) -> PageImage | None: ...
 
 
 @dataclass(frozen=True)
@@ -58,9 +63,22 @@ def fingerprint(*parts: object) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]
 
 
-def document_review(title: str, pages: Sequence[PageResult], images: dict[int, PageImage],
+def fingerprint_of_list(kind: str, title: str, records: Iterable[object]) -> str:
+    """fingerprint(kind, title, list(records)), the records serialised one at a time (the same
+    bytes: json.dumps writes a list as its items joined by ", ")."""
+    def dump(value: object) -> str:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    digest = hashlib.sha256(f"[{dump(kind)}, {dump(title)}, [".encode("utf-8"))
+    for k, record in enumerate(records):
+        digest.update(((", " if k else "") + dump(record)).encode("utf-8"))
+    digest.update(b"]]")
+    return digest.hexdigest()[:32]
+
+
+def document_review(title: str, pages: Collection[PageResult], images: PagePictureSource,
                     stamp: str) -> Iterator[str]:
-    """The review page of one document: its failures first, then every page in order."""
+    """The review page of one document: its failures first, then every page in order (`pages`
+    is read twice; `images.get(page number)` gives a page's picture, made when asked for)."""
     yield _head(f"{title}: OCR review", stamp)
     failed = [p for p in pages if p.status == "failed"]
     conf = [c for c in map(page_confidence, pages) if c is not None]

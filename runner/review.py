@@ -15,6 +15,8 @@ import heapq
 import io
 import itertools
 import os
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
@@ -24,22 +26,25 @@ from jobs.sources import RenderOptions, SourceError, open_source
 from jobs.store import DocumentRecord, JobStore
 from outputs.files import write_atomic
 from outputs.html import (FINGERPRINT_META, DocumentLink, PageImage, display_scale, document_review,
-                          fingerprint, page_confidence, run_review)
+                          fingerprint, fingerprint_of_list, page_confidence, run_review)
 from outputs.model import PageResult
 from outputs.paths import output_path
+from outputs.pdfium_pages import ReopenClock
 
 JPEG_QUALITY = 60
 RUN_REVIEW_FILE = "review.html"
 DOUBTFUL_PAGES = 25  # the run page shows this many of the least confident pages in full
 
 
-def write_document_review(doc: DocumentRecord, pages: list[PageResult], out_dir: Path,
+def write_document_review(doc: DocumentRecord, pages: Collection[PageResult], out_dir: Path,
                           passwords: tuple[str, ...] = ()) -> None:
+    """`pages` is read a few times, a page at a time (a stored document's pages stream from the store)."""
     path = output_path(out_dir, doc.stem, ".html")
-    stamp = fingerprint("document", doc.relname, [_stable(p) for p in pages])
+    stamp = fingerprint_of_list("document", doc.relname, map(_stable, pages))
     if _is_current(path, stamp):
         return
-    write_atomic(path, document_review(doc.relname, pages, page_images(doc, pages, passwords), stamp))
+    with PagePictures(doc, pages, passwords) as pictures:
+        write_atomic(path, document_review(doc.relname, pages, pictures, stamp))
 
 
 def write_run_review(store: JobStore, out_dir: Path, passwords: tuple[str, ...] = ()) -> None:
@@ -57,7 +62,7 @@ def write_run_review(store: JobStore, out_dir: Path, passwords: tuple[str, ...] 
             failures.append((name.relname, None, doc.error_code or "", doc.error_message or "", ""))
             links.append(DocumentLink(name.relname, "", 0, 0, None, not name.primary))
             continue
-        pages = [_renamed(p, name.relname) for p in store.page_results(doc.doc_id)]
+        pages = store.page_results(doc.doc_id, name.relname)  # read twice, a page at a time
         confs = [c for c in map(page_confidence, pages) if c is not None]
         failed = [p for p in pages if p.status == "failed"]
         failures.extend((name.relname, p.page, p.error.code.value if p.error else "",
@@ -86,31 +91,71 @@ def write_run_review(store: JobStore, out_dir: Path, passwords: tuple[str, ...] 
     images: dict[tuple[str, int], PageImage] = {}
     for doc_id in {item[4] for item in worst}:
         chosen = [item[2] for item in worst if item[4] == doc_id]
-        for number, image in page_images(docs[doc_id], chosen, passwords).items():
-            images[(chosen[0].source, number)] = image
+        with PagePictures(docs[doc_id], chosen, passwords) as pictures:
+            for page in chosen:
+                image = pictures.get(page.page)
+                if image is not None:
+                    images[(page.source, page.page)] = image
     write_atomic(path, run_review(_summary(store, links, failures), failures, shown, images, links, stamp))
 
 
-def page_images(doc: DocumentRecord, pages: list[PageResult], passwords: tuple[str, ...] = ()) -> dict[int, PageImage]:
-    """Each drawable page's picture, rendered again from the input (or why it cannot be)."""
-    wanted = [p for p in pages if p.status == "ok" and p.width > 0 and p.height > 0]
-    if not wanted:
-        return {}
-    problem = _input_problem(doc)
-    if problem is None:
+@dataclass(frozen=True)
+class _Drawable:
+    """What a page's picture needs of its result (kept for every page, so small)."""
+    page: int
+    width: int
+    height: int
+    dpi: float | None
+    rotation: int
+
+
+class PagePictures:
+    """Each drawable page's picture, rendered again from the input when the review asks for it
+    (`get(page)`), or why it cannot be. Pictures are made one at a time and the input is reopened
+    as the workers do (PDFium keeps every page it loaded until the document closes), so a review
+    of thousands of pages holds one picture's memory."""
+
+    def __init__(self, doc: DocumentRecord, pages: Iterable[PageResult], passwords: tuple[str, ...] = ()):
+        self.doc, self.passwords = doc, passwords
+        self.drawable = {p.page: _Drawable(p.page, p.width, p.height, p.dpi, p.rotation)
+                         for p in pages if p.status == "ok" and p.width > 0 and p.height > 0}
+        self.problem = _input_problem(doc) if self.drawable else None
+        self.source = None
+        self.clock = ReopenClock()
+
+    def get(self, page: int) -> PageImage | None:
+        drawable = self.drawable.get(page)
+        if drawable is None:
+            return None
+        if self.problem is None and (self.source is None or self.clock.due()):
+            self._reopen()
+        if self.problem is not None:
+            return PageImage(None, self.problem)
+        self.clock.pages += 1
+        return _picture(self.source, drawable, self.doc)
+
+    def _reopen(self) -> None:
+        self.close()
+        self.clock.opening()
         try:
-            source = open_source(Path(doc.path), passwords)
+            self.source = open_source(Path(self.doc.path), self.passwords)
         except SourceError as exc:
-            problem = f"no picture: the input cannot be opened now ({exc.message})"
-    if problem is not None:
-        return {p.page: PageImage(None, problem) for p in wanted}
-    try:
-        return {p.page: _picture(source, p, doc) for p in wanted}
-    finally:
-        source.close()
+            self.problem = f"no picture: the input cannot be opened now ({exc.message})"
+        self.clock.opened()
+
+    def close(self) -> None:
+        if self.source is not None:
+            self.source.close()
+            self.source = None
+
+    def __enter__(self) -> PagePictures:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
-def _picture(source, page: PageResult, doc: DocumentRecord) -> PageImage:
+def _picture(source, page: _Drawable, doc: DocumentRecord) -> PageImage:
     scale = display_scale(page.width, page.height)
     size = (max(1, round(page.width * scale)), max(1, round(page.height * scale)))
     dpi = float(page.dpi or doc.options.get("dpi") or 200.0) * scale
@@ -149,12 +194,6 @@ def _summary(store: JobStore, links: list[DocumentLink], failures: list) -> str:
     if shared:
         text += f"; {shared} input(s) are copies of another and share its pages"
     return text
-
-
-def _renamed(page: PageResult, relname: str) -> PageResult:
-    if page.source != relname:
-        page.source = relname
-    return page
 
 
 def _stable(page: PageResult) -> dict:

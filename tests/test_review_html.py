@@ -300,3 +300,39 @@ def test_run_page_orders_pages_by_confidence_and_keeps_the_worst(tmp_path, monke
     shown = re.findall(r'<h3><a href="([^"]+)">', html[doubtful:html.index("<h2>Documents")])
     assert shown == ["b.html#p1", "b.html#p3", "c.html#p1"]  # 0.55, 0.72, 0.88; not 0.91 nor 0.99
     assert html.count("no picture: the input is no longer at") == 3 and "<img" not in html
+
+
+def test_the_streamed_fingerprint_is_the_whole_lists():
+    """A review page's stamp is taken a page at a time; it must stay the stamp of the whole list
+    (a review written before keeps counting as current)."""
+    from outputs.html import fingerprint, fingerprint_of_list
+
+    records = [{"page": k, "text": f"ü line {k}", "blocks": [{"kind": "text"}]} for k in range(5)]
+    assert fingerprint_of_list("document", "a/b.pdf", iter(records)) == fingerprint("document", "a/b.pdf", records)
+    assert fingerprint_of_list("document", "x", []) == fingerprint("document", "x", [])
+
+
+def test_review_pictures_are_made_when_asked_and_the_input_reopened(tmp_path, monkeypatch):
+    """A review of a long document renders one page at a time and reopens the input as the
+    workers do (PDFium keeps every page it loaded until the document closes)."""
+    import jobs.sources
+    import outputs.pdfium_pages as pdfium_pages
+    import runner.review as review
+    from jobs.store import JobStore
+    from runner.job import RunConfig, run_job
+    from tests.conftest import make_pdf
+
+    pdf = make_pdf(tmp_path / "long.pdf", 5, "long")
+    assert run_job(RunConfig(inputs=[str(pdf)], out_dir=tmp_path / "out", engine=FAKE_ENGINE)).exit_code == 0
+    store = JobStore(tmp_path / "out", create=False)
+    doc = store.documents()[0]
+    monkeypatch.setattr(pdfium_pages, "REOPEN_MIN_PAGES", 2)
+    monkeypatch.setattr(pdfium_pages, "REOPEN_COST_RATIO", 0.0)
+    opened = []
+    monkeypatch.setattr(review, "open_source", lambda *a, **k: opened.append(1) or jobs.sources.open_source(*a, **k))
+    with review.PagePictures(doc, store.page_results(doc.doc_id)) as pictures:
+        assert opened == []  # nothing is rendered before it is asked for
+        shown = [pictures.get(n) for n in range(1, 6)]
+        assert pictures.get(9) is None
+    assert all(p.data_uri and p.data_uri.startswith("data:image/jpeg") for p in shown)
+    assert len(opened) == 3  # pages 1-2, 3-4, 5
