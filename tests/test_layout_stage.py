@@ -226,3 +226,14 @@ def test_a_small_closing_line_starting_with_a_number_is_no_footnote():
     body = [line(f"b{k} " + "w " * 50, 150, 300 + 40 * k, 1500) for k in range(20)]
     blocks = layout_page(body + [line("3D models are shown below.", 150, 2050, 1200, 22)], W, H)
     assert blocks[-1].kind != "footnote"
+
+
+def test_a_contents_page_spaced_wide_is_one_table_of_contents():
+    """A text layer's contents entries carry their dots in the text; set with more space between
+    them than a paragraph's lines, each was a paragraph of its own (maint-guide's contents pages)."""
+    entries = [line(f"5.{k} Entry number {k} " + ". " * 30 + f"{29 + k}", 200, 300 + 50 * k, 1500,
+                    h=22, origin="textlayer") for k in range(6)]
+    prose = [line("A paragraph after the contents, ending with a number like 2019", 200, 700, 1500,
+                  h=22, origin="textlayer")]
+    blocks = layout_page(entries + prose, W, H, keep_order=True)
+    assert [(b.kind, len(b.lines)) for b in blocks] == [("table", 6), ("text", 1)]

@@ -12,6 +12,8 @@ one parts paragraphs set apart by a little extra space."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from model_cache.layout.geometry import Group, Item, LayoutParams, join_row, rows_of
@@ -163,3 +165,31 @@ def _to_block(rows: list[list[Item]]) -> Group:
     leader_rows = sum(1 for row in rows if any(it.leaders for it in row))
     toc = len(rows) >= 2 and 2 * leader_rows >= len(rows)
     return Group(items, "table", rows) if table or toc else Group(items)
+
+
+# A row of a table of contents read from a text layer: the dots are in its text ("2.1 Intro . . . 3").
+_TEXT_LEADER = re.compile(r"(?:\.[ \u00a0]*){4,}\S{1,8}$")
+
+
+def _toc_row(row: list[Item]) -> bool:
+    return any(it.leaders for it in row) or bool(_TEXT_LEADER.search(row[-1].line.text.strip()))
+
+
+def join_toc_rows(groups: list[Group], h: float) -> list[Group]:
+    """Consecutive blocks made only of contents rows ("Title ... 29") become one table of contents
+    when each starts within 3 line heights below the last and their rows end at one right edge
+    (the page numbers): a contents page spaced wider than its body is one list, not a paragraph
+    per entry."""
+    out: list[Group] = []
+    for group in groups:
+        rows = group.rows or [group.items]
+        if group.kind in ("text", "table") and rows and all(_toc_row(row) for row in rows) and out:
+            last = out[-1]
+            last_rows = last.rows or [last.items]
+            if last.kind in ("text", "table") and all(_toc_row(row) for row in last_rows) \
+                    and 0 <= min(it.y0 for it in group.items) - max(it.y1 for it in last.items) <= 3 * h \
+                    and abs(max(it.x1 for it in group.items) - max(it.x1 for it in last.items)) <= h:
+                out[-1] = Group(last.items + group.items, "table", last_rows + rows)
+                continue
+        out.append(group)
+    return out

@@ -29,6 +29,7 @@ from model_cache.layout.kinds import assign_kinds
 from model_cache.layout.lines import LayoutLine, output_lines
 from model_cache.layout.margin_notes import note_groups, split_margin_notes, weave_notes
 from model_cache.layout.order import ordered_blocks
+from model_cache.layout.paragraphs import join_toc_rows
 from model_cache.layout.rivers import cut_at_rivers
 from model_cache.layout.tab_stops import trim_to_tab_stops
 from model_cache.layout.tables import table_grid
@@ -74,7 +75,7 @@ def _groups(lines: list[LayoutLine], width: float, height: float, figures: list[
     h = median_height(items)
     figure_groups, items = _take_figures(items, figures, params)
     notes, body = split_margin_notes(items, params, h, height)
-    groups = ordered_blocks(trim_to_tab_stops(body, h, params), params, h, rules) if body else []
+    groups = join_toc_rows(ordered_blocks(trim_to_tab_stops(body, h, params), params, h, rules), h) if body else []
     if notes:
         groups = weave_notes(groups, note_groups(notes, params, h), params, h)
     groups = _place_figures(groups, figure_groups)
