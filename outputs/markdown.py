@@ -83,7 +83,8 @@ def block_markdown(block: Block, level: int = 0) -> str:
     if block.kind == "table":
         if block.grid:
             return grid_markdown(block.grid)
-        return "  \n".join(_escape_line(" ".join(row)) for row in table_rows(block.lines))
+        return "  \n".join(_escape_line(_DOT_LEADER.sub(" ... ", " ".join(row)).strip())
+                           for row in table_rows(block.lines))
     if block.kind == "title":
         return "## " + _escape_inline(join_lines(texts))
     if block.kind == "caption":

@@ -194,3 +194,7 @@ def test_markdown_reads_a_text_layers_dot_leader_as_ocr_does():
               Block([Line("Wait... then go.", 0.9, BOX)])]
     md = "".join(markdown_document("t.pdf", [page(1, blocks)]))
     assert "5.1 README.Debian ... 29" in md and "Wait... then go." in md
+    toc = [Block([Line(f"5.{k} Entry . . . . . . . . {k}", 0.9, [[0, 10 * k], [90, 10 * k], [90, 10 * k + 5],
+                                                              [0, 10 * k + 5]]) for k in range(2)], kind="table")]
+    md = "".join(markdown_document("t.pdf", [page(1, toc)]))
+    assert "5.0 Entry ... 0  \n5.1 Entry ... 1" in md
