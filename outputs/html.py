@@ -30,7 +30,7 @@ class PageImage:
 
 class PagePictureSource(Protocol):
     """Where a review gets a page's picture (None: the page has none to draw)."""
-    def get(self, page: int) -> PageImage | None: ...
+    def picture(self, page: PageResult) -> PageImage | None: ...
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ def fingerprint_of_list(kind: str, title: str, records: Iterable[object]) -> str
 def document_review(title: str, pages: Collection[PageResult], images: PagePictureSource,
                     stamp: str) -> Iterator[str]:
     """The review page of one document: its failures first, then every page in order (`pages`
-    is read twice; `images.get(page number)` gives a page's picture, made when asked for)."""
+    is read twice; `images.picture(page)` gives a page's picture, made when asked for)."""
     yield _head(f"{title}: OCR review", stamp)
     failed = [p for p in pages if p.status == "failed"]
     conf = [c for c in map(page_confidence, pages) if c is not None]
@@ -88,7 +88,7 @@ def document_review(title: str, pages: Collection[PageResult], images: PagePictu
         yield _failure_table([(title, p.page, p.error.code.value if p.error else "", p.error.message if p.error else "",
                                f"#p{p.page}") for p in failed])
     for page in pages:
-        yield page_section(page, images.get(page.page), anchor=f"p{page.page}")
+        yield page_section(page, images.picture(page), anchor=f"p{page.page}")
     yield _TAIL
 
 

@@ -15,8 +15,7 @@ import heapq
 import io
 import itertools
 import os
-from collections.abc import Collection, Iterable
-from dataclasses import dataclass
+from collections.abc import Collection
 from pathlib import Path
 from urllib.parse import quote
 
@@ -43,7 +42,7 @@ def write_document_review(doc: DocumentRecord, pages: Collection[PageResult], ou
     stamp = fingerprint_of_list("document", doc.relname, map(_stable, pages))
     if _is_current(path, stamp):
         return
-    with PagePictures(doc, pages, passwords) as pictures:
+    with PagePictures(doc, passwords) as pictures:
         write_atomic(path, document_review(doc.relname, pages, pictures, stamp))
 
 
@@ -62,25 +61,26 @@ def write_run_review(store: JobStore, out_dir: Path, passwords: tuple[str, ...] 
             failures.append((name.relname, None, doc.error_code or "", doc.error_message or "", ""))
             links.append(DocumentLink(name.relname, "", 0, 0, None, not name.primary))
             continue
-        pages = store.page_results(doc.doc_id, name.relname)  # read twice, a page at a time
-        confs = [c for c in map(page_confidence, pages) if c is not None]
-        failed = [p for p in pages if p.status == "failed"]
+        listed = doc.doc_id not in seen  # a copy's pages are its original's: list them once
+        seen.add(doc.doc_id)
+        count, confs, failed = 0, [], []
+        for page in store.page_results(doc.doc_id, name.relname):  # one page at a time
+            count += 1
+            conf = page_confidence(page)
+            if conf is not None:
+                confs.append(conf)
+            if page.status == "failed":
+                failed.append(page)
+            if listed and conf is not None and page.mode == "ocr":
+                item = (-conf, -next(order), page, f"{href}#p{page.page}", doc.doc_id)
+                if len(doubtful) < DOUBTFUL_PAGES:
+                    heapq.heappush(doubtful, item)
+                elif -conf > doubtful[0][0]:
+                    heapq.heapreplace(doubtful, item)
         failures.extend((name.relname, p.page, p.error.code.value if p.error else "",
                          p.error.message if p.error else "", f"{href}#p{p.page}") for p in failed)
-        links.append(DocumentLink(name.relname, href, len(pages), len(failed),
+        links.append(DocumentLink(name.relname, href, count, len(failed),
                                   sum(confs) / len(confs) if confs else None, not name.primary))
-        if doc.doc_id in seen:  # a copy's pages are its original's: list them once
-            continue
-        seen.add(doc.doc_id)
-        for page in pages:
-            conf = page_confidence(page)
-            if conf is None or page.mode != "ocr":
-                continue
-            item = (-conf, -next(order), page, f"{href}#p{page.page}", doc.doc_id)
-            if len(doubtful) < DOUBTFUL_PAGES:
-                heapq.heappush(doubtful, item)
-            elif -conf > doubtful[0][0]:
-                heapq.heapreplace(doubtful, item)
     worst = sorted(doubtful, key=lambda item: (-item[0], item[2].source, item[2].page))
     shown = [(page, link) for _, _, page, link, _ in worst]
     stamp = fingerprint("run", failures, [(_stable(p), link) for p, link in shown],
@@ -91,48 +91,39 @@ def write_run_review(store: JobStore, out_dir: Path, passwords: tuple[str, ...] 
     images: dict[tuple[str, int], PageImage] = {}
     for doc_id in {item[4] for item in worst}:
         chosen = [item[2] for item in worst if item[4] == doc_id]
-        with PagePictures(docs[doc_id], chosen, passwords) as pictures:
+        with PagePictures(docs[doc_id], passwords) as pictures:
             for page in chosen:
-                image = pictures.get(page.page)
+                image = pictures.picture(page)
                 if image is not None:
                     images[(page.source, page.page)] = image
     write_atomic(path, run_review(_summary(store, links, failures), failures, shown, images, links, stamp))
 
 
-@dataclass(frozen=True)
-class _Drawable:
-    """What a page's picture needs of its result (kept for every page, so small)."""
-    page: int
-    width: int
-    height: int
-    dpi: float | None
-    rotation: int
-
-
 class PagePictures:
-    """Each drawable page's picture, rendered again from the input when the review asks for it
-    (`get(page)`), or why it cannot be. Pictures are made one at a time and the input is reopened
-    as the workers do (PDFium keeps every page it loaded until the document closes), so a review
-    of thousands of pages holds one picture's memory."""
+    """Pages' pictures, each rendered again from the input when the review asks for it
+    (`picture(page)`), or why it cannot be. Pictures are made one at a time and the input is
+    reopened as the workers do (PDFium keeps every page it loaded until the document closes), so
+    a review of thousands of pages holds one picture's memory."""
 
-    def __init__(self, doc: DocumentRecord, pages: Iterable[PageResult], passwords: tuple[str, ...] = ()):
+    def __init__(self, doc: DocumentRecord, passwords: tuple[str, ...] = ()):
         self.doc, self.passwords = doc, passwords
-        self.drawable = {p.page: _Drawable(p.page, p.width, p.height, p.dpi, p.rotation)
-                         for p in pages if p.status == "ok" and p.width > 0 and p.height > 0}
-        self.problem = _input_problem(doc) if self.drawable else None
         self.source = None
+        self.problem: str | None = None
+        self.checked = False
         self.clock = ReopenClock()
 
-    def get(self, page: int) -> PageImage | None:
-        drawable = self.drawable.get(page)
-        if drawable is None:
+    def picture(self, page: PageResult) -> PageImage | None:
+        """None for a page with nothing to draw (failed, or of no size)."""
+        if page.status != "ok" or page.width <= 0 or page.height <= 0:
             return None
+        if not self.checked:
+            self.problem, self.checked = _input_problem(self.doc), True
         if self.problem is None and (self.source is None or self.clock.due()):
             self._reopen()
         if self.problem is not None:
             return PageImage(None, self.problem)
         self.clock.pages += 1
-        return _picture(self.source, drawable, self.doc)
+        return _picture(self.source, page, self.doc)
 
     def _reopen(self) -> None:
         self.close()
@@ -155,7 +146,7 @@ class PagePictures:
         self.close()
 
 
-def _picture(source, page: _Drawable, doc: DocumentRecord) -> PageImage:
+def _picture(source, page: PageResult, doc: DocumentRecord) -> PageImage:
     scale = display_scale(page.width, page.height)
     size = (max(1, round(page.width * scale)), max(1, round(page.height * scale)))
     dpi = float(page.dpi or doc.options.get("dpi") or 200.0) * scale

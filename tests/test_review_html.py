@@ -315,6 +315,8 @@ def test_the_streamed_fingerprint_is_the_whole_lists():
 def test_review_pictures_are_made_when_asked_and_the_input_reopened(tmp_path, monkeypatch):
     """A review of a long document renders one page at a time and reopens the input as the
     workers do (PDFium keeps every page it loaded until the document closes)."""
+    from dataclasses import replace
+
     import jobs.sources
     import outputs.pdfium_pages as pdfium_pages
     import runner.review as review
@@ -330,9 +332,10 @@ def test_review_pictures_are_made_when_asked_and_the_input_reopened(tmp_path, mo
     monkeypatch.setattr(pdfium_pages, "REOPEN_COST_RATIO", 0.0)
     opened = []
     monkeypatch.setattr(review, "open_source", lambda *a, **k: opened.append(1) or jobs.sources.open_source(*a, **k))
-    with review.PagePictures(doc, store.page_results(doc.doc_id)) as pictures:
+    pages = list(store.page_results(doc.doc_id))
+    with review.PagePictures(doc) as pictures:
         assert opened == []  # nothing is rendered before it is asked for
-        shown = [pictures.get(n) for n in range(1, 6)]
-        assert pictures.get(9) is None
+        shown = [pictures.picture(page) for page in pages]
+        assert pictures.picture(replace(pages[0], status="failed")) is None
     assert all(p.data_uri and p.data_uri.startswith("data:image/jpeg") for p in shown)
     assert len(opened) == 3  # pages 1-2, 3-4, 5
