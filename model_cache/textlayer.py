@@ -129,9 +129,10 @@ def _lines(textpage, text: str, to_pixels, scale: float) -> list[tuple[Line, flo
         if index > start:
             line = _line(textpage, text, start, index, to_pixels)
             if line is not None:
-                rows = _rows(textpage, text, start, index, to_pixels, scale)
+                cuts = _cuts(text, start, index)
+                rows = _rows(textpage, text, start, index, cuts, to_pixels, scale) if cuts else []
                 if rows:
-                    line.breaks = _breaks(text, start, index)
+                    line.breaks = _breaks(text, start, index, cuts)
                 lines.append((line, _font_size(textpage, start, index, scale), rows))
         start = index + 1
     return lines
@@ -142,11 +143,8 @@ def _cuts(text: str, start: int, end: int) -> list[int]:
     return [i + 1 for i in range(start, end) if text[i] in _JOINED_HYPHENS]
 
 
-def _rows(textpage, text: str, start: int, end: int, to_pixels, scale: float) -> list[Sized]:
-    """A line's pieces cut after each joined hyphen, where there are at least two with text."""
-    cuts = _cuts(text, start, end)
-    if not cuts:
-        return []
+def _rows(textpage, text: str, start: int, end: int, cuts: list[int], to_pixels, scale: float) -> list[Sized]:
+    """A line's pieces cut at `cuts`, where there are at least two with text."""
     rows: list[Sized] = []
     for a, b in zip([start, *cuts], [*cuts, end]):
         line = _line(textpage, text, a, b, to_pixels)
@@ -155,10 +153,10 @@ def _rows(textpage, text: str, start: int, end: int, to_pixels, scale: float) ->
     return rows if len(rows) >= 2 else []
 
 
-def _breaks(text: str, start: int, end: int) -> list[int] | None:
+def _breaks(text: str, start: int, end: int, cuts: list[int]) -> list[int] | None:
     """The cuts as offsets in the line's text (which _line strips of leading space)."""
     length = len(text[start:end].strip())
-    offsets = [len(text[start:cut].lstrip()) for cut in _cuts(text, start, end)]
+    offsets = [len(text[start:cut].lstrip()) for cut in cuts]
     return [k for k in offsets if 0 < k < length] or None
 
 
