@@ -214,6 +214,23 @@ def peer_report(scores: list[PageScore], peers: dict[str, dict[str, str]], refer
                   f"{statistics.fmean(theirs[s.ident][1] for s in rows):.4f} |")
 
 
+def versus_report(scores: list[PageScore], peers: dict[str, dict[str, str]], references: dict[str, str],
+                  count: int) -> None:
+    """The pages where a peer's CER is furthest below pagerunner's (where to look next)."""
+    rows = []
+    for s in scores:
+        theirs = {tool: score(references[s.ident], texts[s.ident])[0]
+                  for tool, texts in peers.items() if s.ident in texts}
+        if theirs:
+            best = min(theirs, key=theirs.get)
+            rows.append((s.cer - theirs[best], s, best, theirs))
+    rows.sort(key=lambda r: -r[0])
+    print(f"\nthe {count} pages where a peer beats pagerunner by most:")
+    for gap, s, best, theirs in rows[:count]:
+        peers_cer = " ".join(f"{tool}={cer:.4f}" for tool, cer in sorted(theirs.items()))
+        print(f"{s.ident}\t{s.category}\tpagerunner={s.cer:.4f}\t{peers_cer}\tgap={gap:+.4f}")
+
+
 def report(scores: list[PageScore]) -> None:
     print("\n| category | pages | mean CER | median CER | bag-F1 | 1.5(1-F1) | order met |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | :---: |")
@@ -245,6 +262,8 @@ def main() -> int:
     parser.add_argument("--verbose", action="store_true", help="print every page's score")
     parser.add_argument("--recorded", action="store_true", help="with --lines ocr: only the pages "
                         "whose lines PAGERUNNER_LAYOUT_LINES already holds (replay only, never OCR)")
+    parser.add_argument("--versus", type=int, default=0, help="list the N pages where a peer's "
+                        "CER is furthest below pagerunner's")
     parser.add_argument("--dump", type=Path, help="write each page's text into this folder")
     args = parser.parse_args()
     records = limited(page_records(args.corpus, args.half, args.manifest), args.limit)
@@ -281,7 +300,10 @@ def main() -> int:
           f"{time.perf_counter() - start:.0f} s")
     report(scores)
     if engine is not None:
-        peer_report(scores, peer_texts(args.corpus / "results", args.half, args.copy), references)
+        peers = peer_texts(args.corpus / "results", args.half, args.copy)
+        peer_report(scores, peers, references)
+        if args.versus:
+            versus_report(scores, peers, references, args.versus)
     return 0
 
 

@@ -595,3 +595,38 @@ def test_consecutive_table_rows_stay_one_table_block_whatever_their_cells_widths
         lines += [_line(label, 100, y, 100 + 15 * len(label)), _line(value, 500, y, 500 + 15 * len(value))]
     blocks = build_blocks(lines, 2339)
     assert [b.kind for b in blocks] == ["table"] and blocks[0].grid is not None and len(blocks[0].grid) == 4
+
+
+def _listing_with_aligned_fields(last_crosses: bool = True) -> list[Line]:
+    """Rows 108-111 of a code listing whose last fields start at one tab stop, a blank line
+    under row 107 and just over row 112, which runs across that stop (xCJK2uni's page 3)."""
+    lines = [_line("107 \\cs_generate_variant:Nn \\CJKtu_use_enc_map:n { x }", 376, 1201, 1071)]
+    for k, name in enumerate(("GB", "JIS", "KS", "Bg5")):
+        y = 1254 + 31 * k
+        lines += [_line(f"{108 + k} \\__CJKtu_set_enc:nnnnnn {{ {name} }} {{ U{name} }}", 376, y, 944),
+                  _line(f'{{ "A{k} }} {{ "B{k} }} {{ }} {{ }}', 1008, y, 1323)]
+    if last_crosses:
+        lines.append(_line('112 \\__CJKtu_set_enc:nnnnnn { Bg5+ } { UBg5plus } { "81 } { "40 }', 373, 1378, 1429))
+    else:  # two cells a word gap apart: they say nothing of the gutter
+        lines += [_line("112 cell", 373, 1378, 990), _line("112 other", 1000, 1378, 1429)]
+    return lines
+
+
+def test_aligned_fields_of_a_few_listing_rows_are_read_row_by_row():
+    text = " ".join(_order(build_blocks(_listing_with_aligned_fields(), 2339)))
+    assert text.index('"A0') < text.index("109") < text.index('"A1') < text.index("110") < text.index('"A2')
+    assert text.index('"A3') < text.index("112")
+
+
+def test_a_gutter_a_few_rows_deep_stays_a_gutter_under_two_cells():
+    text = " ".join(_order(build_blocks(_listing_with_aligned_fields(last_crosses=False), 2339)))
+    assert text.index("111") < text.index('"A0') < text.index('"A3')
+
+
+def test_a_line_running_past_where_the_lines_under_it_stop_is_read_whole_first():
+    lines = [_line("113 \\__CJKtu_set_enc:nnnnnn { GBK } { UGBK }", 375, 1407, 953),
+             _line('{ "81 } { "40 } { "7E } { "80 }', 1009, 1407, 1426)]
+    lines += [_line(f"{114 + k} \\group_begin: " + "x" * (4 * k), 375, 1446 + 30 * k, 582 + 80 * k)
+              for k in range(5)]
+    text = " ".join(_order(build_blocks(lines, 2339)))
+    assert text.index("113") < text.index('"81') < text.index("114")

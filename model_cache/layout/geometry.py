@@ -43,6 +43,8 @@ class LayoutParams:
     numbered_title_size: float = 1.1  # ...and a numbered line ("2.4 Results") set this much larger
     table_pieces: int = 3  # a gutter with lines on both sides in this many blank-separated pieces...
     cell_rows: int = 6  # ...none deeper than this many rows, parts table cells, not columns
+    sandwich_rows: int = 5  # a gutter this few rows deep between rows that cross it parts fields
+    sandwich_gap: float = 1.5  # ...when those rows are this near (line heights: a blank line)
     tab_lines: int = 8  # a tab stop: this many OCR lines' ink starting at one x...
     tab_tol: float = 0.25  # ...within this many line heights
     index_tails: float = 0.5  # a column whose rows end in page numbers this often is an index's

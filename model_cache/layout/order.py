@@ -12,6 +12,9 @@
    rows, label/value lists, code with aligned comments): those are read row by row.
    A region whose gutter has lines on both sides in three or more blank-separated pieces of
    a few rows each is a table of multi-line cells: it is read piece by piece (row by row).
+   A gutter only a few rows deep between lines that run across it (a listing's aligned
+   fields), or one with a single row on one side beside the other side's top row (the end of
+   a long first line), is no column gutter either.
 4. A region without a gutter between its boxes may still have one between its OCR lines' ink
    (padded boxes of a tight index touch): it is cut there only if text columns stand on both
    sides. Otherwise it is read row by row into paragraph-sized blocks (paragraphs.py).
@@ -92,6 +95,54 @@ def merged_regions(items: list[Item], gutter: float, h: float) -> list[Region]:
     return regions
 
 
+def _join_sandwiched(regions: list[Region], params: LayoutParams, h: float) -> list[Region]:
+    """A gutter only a few rows deep, with rows running across it just above and just below
+    (a blank line apart at most), parts the aligned fields of a listing's or a table's rows,
+    not two columns: a column's text does not start and stop between lines that cross its
+    gutter. Such a region is joined with the gutter-free regions around it and read row by row.
+    (A region of one row reads the same either way.)"""
+    out: list[Region] = []
+    i = 0
+    while i < len(regions):
+        region = regions[i]
+        rows = len(rows_of(region.items, params))
+        crossed_above = (bool(out) and region.gutters and rows > 1 and not out[-1].gutters
+                         and _crosses_at_pitch(out[-1].items, region, above=True, h=h, params=params))
+        if (crossed_above and i + 1 < len(regions) and not regions[i + 1].gutters
+                and rows <= params.sandwich_rows
+                and _crosses_at_pitch(regions[i + 1].items, region, above=False, h=h, params=params)):
+            out[-1] = Region(out[-1].items + region.items + regions[i + 1].items)
+            i += 2
+            continue
+        out.append(region)
+        i += 1
+    return out
+
+
+def _crosses_at_pitch(items: list[Item], region: Region, above: bool, h: float, params: LayoutParams) -> bool:
+    """Does one line of the row of `items` nearest the region (its last row when above, first
+    when below) run across every gutter of the region, a blank line away at most? Two lines
+    that stand a word gap apart across it are two cells, and say nothing."""
+    rows = rows_of(items, params)
+    row = rows[-1] if above else rows[0]
+    if above:
+        gap = min(it.y0 for it in region.items) - max(it.y1 for it in row)
+    else:
+        gap = min(it.y0 for it in row) - max(it.y1 for it in region.items)
+    return gap < params.sandwich_gap * h and all(any(x0 < lo and x1 > hi for x0, x1 in _line_spans(row))
+                                                 for lo, hi in region.gutters)
+
+
+def _line_spans(row: list[Item]) -> list[tuple[float, float]]:
+    """The x span of each OCR line in the row, its pieces together (the crossing cut may have
+    split one line at a word gap inside a gutter: it still ran across it)."""
+    spans: dict[tuple[int, ...], tuple[float, float]] = {}
+    for it in row:
+        x0, x1 = spans.get(it.ids, (it.x0, it.x1))
+        spans[it.ids] = (min(x0, it.x0), max(x1, it.x1))
+    return list(spans.values())
+
+
 def _is_mark(it: Item, h: float) -> bool:
     """A detached superscript, subscript, accent or symbol: one or two characters smaller than a
     line of text (a code listing's small line numbers are more, and do count)."""
@@ -124,7 +175,18 @@ def is_row_structured(left: list[Item], right: list[Item], params: LayoutParams)
     paired = _count_beside(short, other, params)
     narrow = min(np.median([it.x1 - it.x0 for it in side]) for side in (left, right))
     few_rows = max(len(left), len(right)) <= 3  # too few lines to tell columns from a table
+    few_rows = few_rows or _tail_of_top_row(short, other, params)
     return paired >= params.aligned_share * len(short) and (narrow < params.short_item * h or few_rows)
+
+
+def _tail_of_top_row(short: list[Item], other: list[Item], params: LayoutParams) -> bool:
+    """Is `short` one row, beside the other side's top row (the end of a line that runs on past
+    where the lines under it stop: a listing's long first line, a paragraph's first line cut
+    at a wide gap)?"""
+    if len(rows_of(short, params)) != 1:
+        return False
+    top = rows_of(other, params)[0]
+    return any(_beside(it, o, params) for it in short for o in top)
 
 
 def _count_beside(short: list[Item], other: list[Item], params: LayoutParams) -> int:
@@ -151,7 +213,7 @@ def ordered_blocks(items: list[Item], params: LayoutParams, h: float, rules: Seq
     if not items:
         return []
     blocks: list[Group] = []
-    for region in merged_regions(items, params.gutter * h, h):
+    for region in _join_sandwiched(merged_regions(items, params.gutter * h, h), params, h):
         pieces = table_rows(region, params, h)
         if pieces is None:
             pieces = ruled_table_pieces(region, rules)
