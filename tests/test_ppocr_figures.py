@@ -56,6 +56,22 @@ def test_a_frame_or_a_shaded_box_around_text_is_not_a_figure():
     assert figure_regions(rgb, lines) == []
 
 
+def test_a_short_frame_with_text_on_its_left_only_is_not_a_figure():
+    """A framed three-line listing, its code in the left half: the empty right half of the frame
+    is no drawing (its top and bottom borders are not ink inside it). The code's boxes reach
+    the borders, so the frame's left half is erased with the text, as on a scanned page."""
+    def listing(draw) -> list[LayoutLine]:
+        draw.rectangle([476, 684, 1476, 796], outline="black", width=3)
+        out = []
+        for k in range(3):
+            y = 682 + 39 * k
+            draw.rectangle([486, y + 8, 920, y + 30], fill="black")
+            out.append(_line(f"code {k}", 482, y, 923, 40))
+        return out
+    rgb, lines = _page(listing)
+    assert figure_regions(rgb, lines) == []
+
+
 def test_a_ruled_table_is_not_a_figure():
     def ruled(draw) -> list[LayoutLine]:
         out = []

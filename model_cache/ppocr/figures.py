@@ -113,7 +113,10 @@ def _figures(ink: np.ndarray, text: np.ndarray, h: float, params: FigureParams) 
             continue
         if i not in strokes:
             continue  # only specks, dots and short marks: dot leaders, noise, stray symbols
-        window = (slice(y + hh // 8, y + hh - hh // 8), slice(x + w // 8, x + w - w // 8))
+        # The grown region reaches k/2 past its ink: leave that out, then an eighth each way,
+        # so that a frame's own border is not counted as ink inside it.
+        dy, dx = k // 2 + 1 + hh // 8, k // 2 + 1 + w // 8
+        window = (slice(y + dy, y + hh - dy), slice(x + dx, x + w - dx))
         free = text[window] == 0  # the share is of what is not text
         share = float(ink[window][free].mean()) if free.any() else 0.0
         worded = 1.0 - float(free.mean()) if free.size else 1.0
