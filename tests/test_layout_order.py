@@ -630,3 +630,17 @@ def test_a_line_running_past_where_the_lines_under_it_stop_is_read_whole_first()
               for k in range(5)]
     text = " ".join(_order(build_blocks(lines, 2339)))
     assert text.index("113") < text.index('"81') < text.index("114")
+
+
+def test_a_contents_heading_under_a_centred_title_is_not_a_column_beside_it():
+    """postage's first page: a centred title block, then 'Contents' at the left margin and the
+    first contents row with its page number at the right. The band between 'Contents' and the
+    title's lines is the title's margin, not a gutter."""
+    lines = [_line("The postage package", 690, 338, 1131, 57), _line("Jan Heinrich Reimer", 762, 428, 1058, 40),
+             _line("heinrich@heinrichreimer.com", 700, 474, 1110, 31), _line("Released 2018/05/29", 760, 537, 1049, 33),
+             _line("Contents", 390, 699, 582, 47), _line("1 Introduction", 388, 811, 601), _line("1", 1400, 813, 1421),
+             _line("2 Usage", 384, 867, 517, 41), _line("1", 1398, 872, 1426)]
+    lines += [_line(f"body {k} " + "x" * 60, 384, 1100 + 40 * k, 1426) for k in range(10)]
+    order = _order(build_blocks(lines, 2339))
+    assert order.index("The postage package") < order.index("Released 2018/05/29") < order.index("Contents")
+    assert order.index("Contents") < order.index("1 Introduction")

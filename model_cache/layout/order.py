@@ -68,7 +68,8 @@ def intersect_bands(a: list[tuple[float, float]], b: list[tuple[float, float]],
 def merged_regions(items: list[Item], gutter: float, h: float) -> list[Region]:
     """Strips joined while they keep a common gutter (or while neither has one). A strip with
     text on one side only joins a gutter region only if it follows closely: after a gap it
-    is more likely a full-width section's heading than the rest of one column."""
+    is more likely a full-width section's heading than the rest of one column. A block of
+    centred lines (a title) ends at a gap."""
     lo, hi = min(it.x0 for it in items), max(it.x1 for it in items)
     regions: list[Region] = []
     bands_of: list[list[tuple[float, float]]] = []
@@ -87,12 +88,24 @@ def merged_regions(items: list[Item], gutter: float, h: float) -> list[Region]:
             gap = min(it.y0 for it in strip) - max(it.y1 for it in region.items)
             if one_sided and gap > 0.8 * h:
                 gutters = []
-            if gutters or not had_gutter:
+            # A centred title block ends at a gap: the bands beside its lines are its margins,
+            # not gutters that a line at one side below it could share. (A strip with a gutter
+            # of its own, a table's row under its centred caption, joins as before.)
+            after_title = (gap > 0.8 * h and not region.gutters and not interior(bands, strip)
+                           and _centred(region.items, lo, hi, h))
+            if (gutters or not had_gutter) and not after_title:
                 region.items, region.gutters, bands_of[-1] = joined, gutters, common
                 continue
         regions.append(Region(list(strip), interior(bands, strip)))
         bands_of.append(bands)
     return regions
+
+
+def _centred(items: list[Item], lo: float, hi: float, h: float) -> bool:
+    """Are all the lines centred between lo and hi (within a line height), none from edge to
+    edge (a title block)?"""
+    mid = (lo + hi) / 2
+    return all(abs((it.x0 + it.x1) / 2 - mid) <= h and it.x0 - lo > 2 * h for it in items)
 
 
 def _join_sandwiched(regions: list[Region], params: LayoutParams, h: float) -> list[Region]:
