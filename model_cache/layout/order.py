@@ -119,11 +119,11 @@ def _join_sandwiched(regions: list[Region], params: LayoutParams, h: float) -> l
     while i < len(regions):
         region = regions[i]
         rows = len(rows_of(region.items, params))
-        crossed_above = (bool(out) and region.gutters and rows > 1 and not out[-1].gutters
-                         and _crosses_at_pitch(out[-1].items, region, above=True, h=h, params=params))
+        crossed_above = (bool(out) and bool(region.gutters) and rows > 1 and not out[-1].gutters
+                         and _crossed_by_neighbour(out[-1].items, region, above=True, h=h, params=params))
         if (crossed_above and i + 1 < len(regions) and not regions[i + 1].gutters
                 and rows <= params.sandwich_rows
-                and _crosses_at_pitch(regions[i + 1].items, region, above=False, h=h, params=params)):
+                and _crossed_by_neighbour(regions[i + 1].items, region, above=False, h=h, params=params)):
             out[-1] = Region(out[-1].items + region.items + regions[i + 1].items)
             i += 2
             continue
@@ -132,7 +132,7 @@ def _join_sandwiched(regions: list[Region], params: LayoutParams, h: float) -> l
     return out
 
 
-def _crosses_at_pitch(items: list[Item], region: Region, above: bool, h: float, params: LayoutParams) -> bool:
+def _crossed_by_neighbour(items: list[Item], region: Region, above: bool, h: float, params: LayoutParams) -> bool:
     """Does one line of the row of `items` nearest the region (its last row when above, first
     when below) run across every gutter of the region, a blank line away at most? Two lines
     that stand a word gap apart across it are two cells, and say nothing."""
@@ -188,8 +188,8 @@ def is_row_structured(left: list[Item], right: list[Item], params: LayoutParams)
     paired = _count_beside(short, other, params)
     narrow = min(np.median([it.x1 - it.x0 for it in side]) for side in (left, right))
     few_rows = max(len(left), len(right)) <= 3  # too few lines to tell columns from a table
-    few_rows = few_rows or _tail_of_top_row(short, other, params)
-    return paired >= params.aligned_share * len(short) and (narrow < params.short_item * h or few_rows)
+    tail = _tail_of_top_row(short, other, params)
+    return paired >= params.aligned_share * len(short) and (narrow < params.short_item * h or few_rows or tail)
 
 
 def _tail_of_top_row(short: list[Item], other: list[Item], params: LayoutParams) -> bool:
