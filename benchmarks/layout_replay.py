@@ -222,11 +222,10 @@ def versus_report(scores: list[PageScore], peers: dict[str, dict[str, str]], ref
         theirs = {tool: score(references[s.ident], texts[s.ident])[0]
                   for tool, texts in peers.items() if s.ident in texts}
         if theirs:
-            best = min(theirs, key=theirs.get)
-            rows.append((s.cer - theirs[best], s, best, theirs))
+            rows.append((s.cer - min(theirs.values()), s, theirs))
     rows.sort(key=lambda r: -r[0])
     print(f"\nthe {count} pages where a peer beats pagerunner by most:")
-    for gap, s, best, theirs in rows[:count]:
+    for gap, s, theirs in rows[:count]:
         peers_cer = " ".join(f"{tool}={cer:.4f}" for tool, cer in sorted(theirs.items()))
         print(f"{s.ident}\t{s.category}\tpagerunner={s.cer:.4f}\t{peers_cer}\tgap={gap:+.4f}")
 
