@@ -117,19 +117,23 @@ def _join_sandwiched(regions: list[Region], params: LayoutParams, h: float) -> l
     out: list[Region] = []
     i = 0
     while i < len(regions):
-        region = regions[i]
-        rows = len(rows_of(region.items, params))
-        crossed_above = (bool(out) and bool(region.gutters) and rows > 1 and not out[-1].gutters
-                         and _crossed_by_neighbour(out[-1].items, region, above=True, h=h, params=params))
-        if (crossed_above and i + 1 < len(regions) and not regions[i + 1].gutters
-                and rows <= params.sandwich_rows
-                and _crossed_by_neighbour(regions[i + 1].items, region, above=False, h=h, params=params)):
-            out[-1] = Region(out[-1].items + region.items + regions[i + 1].items)
+        if out and i + 1 < len(regions) and _sandwiched(out[-1], regions[i], regions[i + 1], params, h):
+            out[-1] = Region(out[-1].items + regions[i].items + regions[i + 1].items)
             i += 2
             continue
-        out.append(region)
+        out.append(regions[i])
         i += 1
     return out
+
+
+def _sandwiched(above: Region, region: Region, below: Region, params: LayoutParams, h: float) -> bool:
+    """The cheap tests first: rows are only counted for a gutter region between gutter-free ones."""
+    if not region.gutters or above.gutters or below.gutters:
+        return False
+    if not 1 < len(rows_of(region.items, params)) <= params.sandwich_rows:
+        return False
+    return (_crossed_by_neighbour(above.items, region, above=True, h=h, params=params)
+            and _crossed_by_neighbour(below.items, region, above=False, h=h, params=params))
 
 
 def _crossed_by_neighbour(items: list[Item], region: Region, above: bool, h: float, params: LayoutParams) -> bool:
