@@ -88,6 +88,22 @@ def test_noise_alone_is_not_a_leader():
     assert leader_lines(page, lines) == []
 
 
+def test_specks_at_different_heights_are_not_a_leader():
+    """In a tight index on a blurred scan, the gap between two columns' entries can hold a few
+    specks from the tops of the next row's letters, evenly spaced by chance. They are not on one
+    baseline, so they lead nowhere (sample-idxgloss p12, scan copy: its columns were read as rows)."""
+    img = _page_with("blank")
+    for x, y in ((260, 50), (470, 50), (690, 59)):  # pitches within a third of their median
+        img[y:y + 3, x:x + 3] = 0
+    assert leader_lines(img, _lines()) == []
+
+
+def test_a_stray_speck_does_not_hide_a_leader():
+    img = _page_with("dots")
+    img[40:43, 600:603] = 0  # one speck well above the dots' baseline
+    assert leader_lines(img, _lines()) == [(0, 1)]
+
+
 def test_a_short_title_follows_the_page_slope():
     """'dirs ........ 31' on a skewed scan: the title box is too short to show the skew, so the
     row is matched along the page's long boxes (here a long line above it)."""

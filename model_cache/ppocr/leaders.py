@@ -13,6 +13,8 @@ import numpy as np
 from model_cache.layout.lines import LayoutLine
 
 MAX_DOT_BREAK = 3.0  # the widest gap between two dots of one leader, in dot pitches (a speck lost)
+MAX_DOT_SLOPE = 0.05  # dy/dx of the line through the dots: a scan's skew, not a slant across letters
+MAX_DOT_OFF = 0.1  # how far a dot may sit off that line, in row heights (4 in 5 dots must not)
 
 
 def line_bounds(line: LayoutLine) -> tuple[float, float, float, float]:
@@ -44,6 +46,8 @@ def is_leader(gray: np.ndarray, x0: float, x1: float, y0: float, y1: float,
         return False
     if (blobs[:, cv2.CC_STAT_WIDTH] > 0.35 * h).any() or (blobs[:, cv2.CC_STAT_HEIGHT] > 0.35 * h).any():
         return False  # wider or taller than a dot: a letter, a rule
+    if not _on_one_line(centroids[1:count][inside], h):
+        return False  # specks from the letters of the row below or above, not a leader's dots
     xs = np.sort(centroids[1:count][inside, 0])
     pitch = np.diff(xs)
     typical = float(np.median(pitch))
@@ -53,6 +57,21 @@ def is_leader(gray: np.ndarray, x0: float, x1: float, y0: float, y1: float,
     # several pitches are two leaders, on either side of a column gutter (a tight index).
     unbroken = pitch.max() <= MAX_DOT_BREAK * typical
     return bool(typical > 0 and regular and covered and unbroken)
+
+
+def _on_one_line(centres: np.ndarray, h: float) -> bool:
+    """Do most blobs lie on one nearly level line, as a leader's dots sit on the baseline? The
+    line's slope is the median of the pairwise slopes, so a stray speck does not tilt it."""
+    x, y = centres[:, 0], centres[:, 1]
+    i, j = np.triu_indices(len(x), 1)
+    dx = x[j] - x[i]
+    keep = dx > 0
+    if not keep.any():
+        return False
+    slope = float(np.median((y[j] - y[i])[keep] / dx[keep]))
+    off = y - slope * x
+    near = np.abs(off - np.median(off)) <= MAX_DOT_OFF * h
+    return abs(slope) <= MAX_DOT_SLOPE and float(np.mean(near)) >= 0.8
 
 
 def _slope(line: LayoutLine) -> float:
