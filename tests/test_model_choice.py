@@ -104,3 +104,10 @@ def test_v6_tiny_reads_6pt_print_at_its_default_detector_size():
     engine = PPOCREngine(EngineOptions(threads=2, model="ppocr-v6-tiny"))
     image, truth = small_print_page(6)
     assert cer(truth, engine.ocr(image).text) < 0.03
+
+
+def test_line_crops_are_softened_by_default_and_rec_blur_sets_how_much():
+    from model_cache.ppocr.engine import REC_BLUR
+    assert params_from(EngineOptions()).rec.blur == REC_BLUR > 0
+    assert params_from(EngineOptions(extra=(("rec_blur", "0"),))).rec.blur == 0
+    assert params_from(EngineOptions(), {"rec_blur": 0.9}).rec.blur == 0.9

@@ -16,7 +16,8 @@ def quad_size(quad: np.ndarray) -> tuple[float, float]:
 
 
 def rectify(rgb: np.ndarray, quad: np.ndarray, params: RecParams) -> np.ndarray:
-    """Perspective-warp the quadrilateral to an upright crop params.height high (uint8 RGB)."""
+    """Perspective-warp the quadrilateral to an upright crop params.height high (uint8 RGB),
+    softened by `params.blur`."""
     width, height = quad_size(quad)
     width, height = max(width, 1.0), max(height, 1.0)
     vertical = height / width >= params.vertical_ratio
@@ -27,8 +28,10 @@ def rectify(rgb: np.ndarray, quad: np.ndarray, params: RecParams) -> np.ndarray:
     out_w = int(min(params.max_width, max(1, round(width * out_h / height * params.squeeze))))
     if height > 2 * out_h:  # strong downscale: warp at full size, then area-average
         full = _warp(rgb, src, int(round(width)), int(round(height)), cv2.INTER_LINEAR)
-        return cv2.resize(full, (out_w, out_h), interpolation=cv2.INTER_AREA)
-    return _warp(rgb, src, out_w, out_h, cv2.INTER_LINEAR)
+        crop = cv2.resize(full, (out_w, out_h), interpolation=cv2.INTER_AREA)
+    else:
+        crop = _warp(rgb, src, out_w, out_h, cv2.INTER_LINEAR)
+    return cv2.GaussianBlur(crop, (0, 0), params.blur) if params.blur > 0 else crop
 
 
 def _warp(rgb: np.ndarray, src: np.ndarray, w: int, h: int, interp: int) -> np.ndarray:

@@ -8,6 +8,7 @@ next, then the values in brackets):
   det_limit_side (1600), det_thresh (0.3), det_box_thresh (0.6), det_unclip_ratio (1.5),
   rec_min_score (0.5: lines recognised with less confidence are dropped),
   rec_squeeze (1.0: horizontal scale of line crops; recognition time is linear in it),
+  rec_blur (0.6: Gaussian sigma, in crop pixels, softening each line crop; 0 = off),
   orientation ("auto" | "off"), cls_vote_lines (8),
   rec_batch ("auto" | "on" | "off": line crops of all pages of an ocr_many call packed into
   strips, batch_rec.py; auto = on for a GPU, off on a CPU: on a quiet 2-core machine strips
@@ -73,9 +74,15 @@ class PipelineParams:
     verify_spaces: bool = True  # drop recognised spaces that have no gap under them (spacing.py)
 
 
+# The recogniser reads a softened crop better than a razor-sharp one: on born-digital pages a
+# sharp backslash at a word's start was read as "i" (tune half of the corpus, docs/benchmarks.md
+# "Softened line crops"): the edges of rendered glyphs are sharper than the scans and photos
+# such nets learn from.
+REC_BLUR = 0.6
+
 OPTION_NAMES = ("det_limit_side", "det_thresh", "det_box_thresh", "det_unclip_ratio", "rec_min_score",
                 "rec_squeeze", "orientation", "cls_vote_lines", "rec_batch", "rec_strip_steps", "det_precision", "conv",
-                "gpu_streams", "rec_precision", "rec_parallel", "det_turns")
+                "gpu_streams", "rec_precision", "rec_parallel", "det_turns", "rec_blur")
 
 
 def params_from(options: EngineOptions, defaults: dict[str, Any] | None = None,
@@ -106,7 +113,7 @@ def params_from(options: EngineOptions, defaults: dict[str, Any] | None = None,
     rec = RecParams(height=int(rec_net.get("height", RecParams.height)),
                     min_width=int(rec_net.get("min_width", RecParams.min_width)),
                     max_width=int(rec_net.get("max_width", RecParams.max_width)),
-                    squeeze=num("rec_squeeze", RecParams.squeeze))
+                    squeeze=num("rec_squeeze", RecParams.squeeze), blur=num("rec_blur", REC_BLUR))
     return PipelineParams(det, rec, orient, num("rec_min_score", 0.5), mode == "auto")
 
 

@@ -22,6 +22,7 @@ class RecParams:
     max_width: int = 4096  # a longer crop is squeezed horizontally
     vertical_ratio: float = 1.5  # h/w at which a crop is taken as vertical text and turned
     squeeze: float = 1.0  # horizontal scale of the crop: rec time is linear in its width
+    blur: float = 0.0  # Gaussian sigma (crop pixels) applied to the finished crop
 
 
 @dataclass
