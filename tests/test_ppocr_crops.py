@@ -1,7 +1,5 @@
 """Line crops: the warp to the recogniser's height, and the softening of rendered edges."""
 
-from dataclasses import replace
-
 import numpy as np
 
 from model_cache.ppocr.crops import rectify
@@ -25,7 +23,7 @@ def test_an_unsoftened_crop_keeps_a_stroke_sharp():
 def test_a_softened_crop_spreads_the_stroke_edges_and_keeps_its_size_and_ink():
     page, quad = _page_with_a_bar()
     sharp = rectify(page, quad, RecParams(blur=0.0))
-    soft = rectify(page, quad, replace(RecParams(), blur=0.6))
+    soft = rectify(page, quad, RecParams(blur=0.6))
     assert soft.shape == sharp.shape and soft.dtype == np.uint8
     row = soft[24, :, 0].astype(int)
     assert row.min() < 60 and 0 < row[79] < 255 and 0 < row[84] < 255  # grey either side of the bar

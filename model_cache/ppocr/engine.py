@@ -75,9 +75,9 @@ class PipelineParams:
 
 
 # The recogniser reads a softened crop better than a razor-sharp one: on born-digital pages a
-# sharp backslash at a word's start was read as "i" (tune half of the corpus, docs/benchmarks.md
-# "Softened line crops"): the edges of rendered glyphs are sharper than the scans and photos
-# such nets learn from.
+# sharp backslash at a word's start was read as "i" (the corpus's tune half, docs/benchmarks.md
+# "Built: line crops softened before recognition"); rendered glyphs' edges are sharper than
+# those of the scans and photos such nets learn from.
 REC_BLUR = 0.6
 
 OPTION_NAMES = ("det_limit_side", "det_thresh", "det_box_thresh", "det_unclip_ratio", "rec_min_score",
