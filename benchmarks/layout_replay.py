@@ -4,6 +4,7 @@
     PAGERUNNER_LAYOUT_LINES=/work/corpus/lines python benchmarks/layout_replay.py --half tune
     python benchmarks/layout_replay.py --half check --lines textlayer
     python benchmarks/layout_replay.py --half tune --copy scan --limit 3   # 3 pages per category
+    PAGERUNNER_LAYOUT_LINES=/work/corpus/lines python benchmarks/layout_replay.py --half tune --recorded -E rec_blur=0
 
 `--lines ocr` (default) runs the ppocr engine on each page image; with PAGERUNNER_LAYOUT_LINES
 set the engine's pre-layout lines are kept there, so a rerun after a change of layout rules
@@ -264,6 +265,9 @@ def main() -> int:
     parser.add_argument("--versus", type=int, default=0, help="list the N pages where a peer's "
                         "CER is furthest below pagerunner's")
     parser.add_argument("--dump", type=Path, help="write each page's text into this folder")
+    parser.add_argument("-E", "--engine-option", action="append", default=[], metavar="KEY=VALUE",
+                        help="a ppocr setting; the recorded lines are keyed by the settings, so "
+                        "lines recorded before stop 30 replay with -E rec_blur=0")
     args = parser.parse_args()
     records = limited(page_records(args.corpus, args.half, args.manifest), args.limit)
     if args.pages:
@@ -273,7 +277,8 @@ def main() -> int:
     if args.lines == "ocr":
         from model_cache.engine import EngineOptions
         from model_cache.ppocr.engine import create_engine
-        engine = create_engine(EngineOptions(threads=args.threads))
+        extra = tuple(tuple(option.split("=", 1)) for option in args.engine_option)
+        engine = create_engine(EngineOptions(threads=args.threads, extra=extra))
     scores = []
     references: dict[str, str] = {}
     start = time.perf_counter()

@@ -78,25 +78,24 @@ def merged_regions(items: list[Item], gutter: float, h: float) -> list[Region]:
         if regions and _marks_only(strip, h):  # a detached superscript, accent or dot between
             regions[-1].items = regions[-1].items + strip  # rows neither ends nor starts a region
             continue
+        own = interior(bands, strip)  # the strip's own gutters
         if regions:
             region = regions[-1]
             common = intersect_bands(bands_of[-1], bands, gutter)
             joined = region.items + strip
-            had_gutter = bool(region.gutters) or bool(interior(bands, strip))
+            had_gutter = bool(region.gutters) or bool(own)
             gutters = interior(common, joined)
-            one_sided = bool(region.gutters) and not interior(bands, strip)
-            gap = min(it.y0 for it in strip) - max(it.y1 for it in region.items)
-            if one_sided and gap > 0.8 * h:
+            after_gap = min(it.y0 for it in strip) - max(it.y1 for it in region.items) > 0.8 * h
+            if after_gap and region.gutters and not own:  # one-sided
                 gutters = []
             # A centred title block ends at a gap: the bands beside its lines are its margins,
             # not gutters that a line at one side below it could share. (A strip with a gutter
             # of its own, a table's row under its centred caption, joins as before.)
-            after_title = (gap > 0.8 * h and not region.gutters and not interior(bands, strip)
-                           and _centred(region.items, lo, hi, h))
+            after_title = after_gap and not region.gutters and not own and _centred(region.items, lo, hi, h)
             if (gutters or not had_gutter) and not after_title:
                 region.items, region.gutters, bands_of[-1] = joined, gutters, common
                 continue
-        regions.append(Region(list(strip), interior(bands, strip)))
+        regions.append(Region(list(strip), own))
         bands_of.append(bands)
     return regions
 
