@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from model_cache.layout import LayoutLine, from_line, layout_page
@@ -237,3 +239,35 @@ def test_a_contents_page_spaced_wide_is_one_table_of_contents():
                   h=22, origin="textlayer")]
     blocks = layout_page(entries + prose, W, H, keep_order=True)
     assert [(b.kind, len(b.lines)) for b in blocks] == [("table", 6), ("text", 1)]
+
+
+def _skewed_index(degrees: float, gutter: float, box_height: float = 30, pitch: float = 40,
+                  rows: int = 40) -> list[LayoutLine]:
+    """Three columns of index entries (short lines, level boxes) on a page whose baselines run
+    at `degrees` (image coordinates, y down): each column's edge drifts down the page."""
+    slope = math.tan(math.radians(degrees))
+    lines = []
+    for col in range(3):
+        x = 100 + col * (420 + gutter)
+        for row in range(rows):
+            y = 150 + pitch * row
+            width = 420 - 60 * (row % 4)
+            # turned by the skew: a point (x, y) of the level page moves to (x - slope y, y + slope x)
+            lines.append(line(f"c{col}r{row}", x - slope * y, y + slope * x, x - slope * y + width, box_height))
+    return lines
+
+
+def test_a_skew_measured_in_the_pixels_opens_a_gutter_the_boxes_drift_across():
+    """A detector's level boxes on a scan a degree off: the columns' edges drift 30 px down the
+    page, more than the gutter. The ink's skew (model_cache/ppocr/skew.py) puts them back."""
+    lines = _skewed_index(1.0, gutter=24)
+    measured = layout_page(lines, W, H, skew=math.radians(1.0))
+    assert order(measured) == [f"c{c}r{r}" for c in range(3) for r in range(40)]
+    assert order(layout_page(lines, W, H)) != order(measured)  # the boxes say level: rows read across
+
+
+def test_the_unit_of_a_blurred_scan_is_its_row_pitch_not_its_swollen_boxes():
+    """On a blurred scan the detector's boxes grow taller (here 46 px at a 40 px pitch), and
+    every threshold in line heights with them; a gutter of 0.6 units stays 0.6 of the pitch."""
+    lines = _skewed_index(0.0, gutter=16, box_height=46)
+    assert order(layout_page(lines, W, H)) == [f"c{c}r{r}" for c in range(3) for r in range(40)]

@@ -143,7 +143,29 @@ def _ink_extent(line: LayoutLine, x0: float, x1: float, h: float, skew: float) -
 
 
 def median_height(items: list[Item]) -> float:
-    return float(np.median([it.h for it in items])) if items else 1.0
+    """The layout's unit of length: the lines' median box height, but never more than the
+    median pitch of their rows (a blurred scan's boxes grow ~10 % taller, its rows do not)."""
+    if not items:
+        return 1.0
+    height = float(np.median([it.h for it in items]))
+    pitch = row_pitch(items)
+    return min(height, pitch) if pitch is not None else height
+
+
+def row_pitch(items: list[Item], min_pairs: int = 5) -> float | None:
+    """The median distance from a line's centre down to the next line below it that it
+    overlaps in x; None with fewer than `min_pairs` such pairs."""
+    if len(items) <= min_pairs:
+        return None
+    cy = np.array([it.cy for it in items])
+    x0 = np.array([it.x0 for it in items])
+    x1 = np.array([it.x1 for it in items])
+    h = np.array([it.h for it in items])
+    down = cy[None, :] - cy[:, None]
+    below = (down > 0.5 * h[:, None]) & (np.minimum(x1[:, None], x1[None, :]) > np.maximum(x0[:, None], x0[None, :]))
+    nearest = np.where(below, down, np.inf).min(axis=1)
+    nearest = nearest[np.isfinite(nearest)]
+    return float(np.median(nearest)) if len(nearest) >= min_pairs else None
 
 
 def free_bands(items: list[Item], lo: float, hi: float, min_width: float,

@@ -38,18 +38,21 @@ from outputs.model import Block
 
 
 def layout_page(lines: list[LayoutLine], width: float, height: float, *, figures: list[Rect] = (),
-                rules: list[Rect] = (), keep_order: bool = False, params: LayoutParams | None = None) -> list[Block]:
+                rules: list[Rect] = (), skew: float | None = None, keep_order: bool = False,
+                params: LayoutParams | None = None) -> list[Block]:
     """`figures` and `rules`: non-text regions and rules (horizontal and vertical) found in the
-    page's pixels (x0, y0, x1, y1), where an engine looked (model_cache/ppocr/figures.py)."""
+    page's pixels (x0, y0, x1, y1), where an engine looked (model_cache/ppocr/figures.py).
+    `skew`: the text's baseline angle measured in the pixels (model_cache/ppocr/skew.py); without
+    it the stage takes the line boxes' own."""
     params = params or LayoutParams()
     if is_vertical(lines):
         # Columns of vertical text read top to bottom, right to left: turned a quarter, they are
         # rows read left to right, top to bottom; the blocks keep the lines as they came.
         turned = [replace(line, box=_quarter_turn(line.box, width)) for line in lines]
         figures = [(y0, width - x1, y1, width - x0) for x0, y0, x1, y1 in figures]
-        groups = _groups(turned, height, width, figures, (), params)
+        groups = _groups(turned, height, width, figures, (), None, params)
         return [Block(output_lines([lines[i] for it in g.items for i in it.ids]), g.kind) for g in groups]
-    groups = _groups(lines, width, height, figures, rules, params)
+    groups = _groups(lines, width, height, figures, rules, skew, params)
     if keep_order and reads_right([make_item(line) for line in lines if _has_text(line)], _height(lines)):
         return _in_given_order(groups, lines)
     return [_block(g) for g in groups]
@@ -64,9 +67,10 @@ def _height(lines: list[LayoutLine]) -> float:
 
 
 def _groups(lines: list[LayoutLine], width: float, height: float, figures: list[Rect],
-            rules: list[Rect], params: LayoutParams) -> list[Group]:
+            rules: list[Rect], skew: float | None, params: LayoutParams) -> list[Group]:
     indexed = [(i, line) for i, line in enumerate(lines) if _has_text(line)]
-    skew = page_skew([line for _, line in indexed])
+    if skew is None:
+        skew = page_skew([line for _, line in indexed])
     items = [make_item(line, skew, (i,)) for i, line in indexed]
     items = join_leaders(cut_at_rivers(split_crossing(items, params, skew), params, skew) if items else [],
                          params)

@@ -57,6 +57,7 @@ from model_cache.ppocr.crops import rectify
 from model_cache.ppocr.recognition import (RecParams, RecResult, class_head_input, crop_to_mat, ctc_decode,
                                            ctc_decode_top1, load_dictionary, recognize, softmax_input)
 from model_cache.ppocr import nets
+from model_cache.ppocr.skew import text_skew
 from model_cache.ppocr.spacing import verify_spaces
 from model_cache.ppocr.words import recognised_line
 from model_cache.turns import Turns
@@ -261,9 +262,10 @@ class PPOCREngine:
         upright = rotate_image(rgb, page.rotation)
         lines = with_leaders(upright, with_bullets(upright, page.lines))
         figures, rules = non_text(upright, lines)
+        skew = None if os.environ.get("NOSKEW") else text_skew(upright, lines)
         timings["annotate"] = time.perf_counter() - mark
         mark = time.perf_counter()
-        blocks = layout_page(lines, page.width, page.height, figures=figures, rules=rules)
+        blocks = layout_page(lines, page.width, page.height, figures=figures, rules=rules, skew=skew)
         timings["layout"] = time.perf_counter() - mark
         timings["total"] = sum(timings.get(k, 0.0) for k in ("detect", "orient", "recognize", "annotate", "layout"))
         return PageResult.from_blocks(blocks, width=page.width, height=page.height,
