@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from model_cache.layout.geometry import Item, LayoutParams, make_item, median_height
+from model_cache.layout.geometry import Item, LayoutParams, layout_unit, make_item, median_height
 from model_cache.layout.lines import OCR, LayoutLine
 from outputs.model import Word
 
@@ -25,7 +25,7 @@ Gap = tuple[float, float]  # x extent of a gap between two words, in the deskewe
 
 def split_crossing(items: list[Item], params: LayoutParams, skew: float) -> list[Item]:
     """`items` with every OCR line that crosses a gutter of its neighbours cut into pieces."""
-    h = median_height(items)
+    h = layout_unit(items)
     out: list[Item] = []
     for it in items:
         queue = [it]

@@ -143,12 +143,16 @@ def _ink_extent(line: LayoutLine, x0: float, x1: float, h: float, skew: float) -
 
 
 def median_height(items: list[Item]) -> float:
-    """The layout's unit of length: the lines' median box height, but never more than the
-    median pitch of their rows (a blurred scan's boxes grow ~10 % taller, its rows do not)."""
-    if not items:
-        return 1.0
-    height = float(np.median([it.h for it in items]))
-    pitch = row_pitch(items)
+    """The lines' median box height: what a line's size is compared with."""
+    return float(np.median([it.h for it in items])) if items else 1.0
+
+
+def layout_unit(items: list[Item]) -> float:
+    """The unit the layout measures gaps and distances in: the lines' median box height, but
+    never more than the median pitch of their rows (a blurred scan's boxes grow ~10 % taller
+    than the born page's, its rows do not)."""
+    height = median_height(items)
+    pitch = row_pitch(items) if items else None
     return min(height, pitch) if pitch is not None else height
 
 

@@ -29,7 +29,7 @@ from typing import Sequence
 import numpy as np
 
 from model_cache.layout.geometry import (Group, Item, LayoutParams, Rect, extent, free_bands, interior,
-                                         join_row, median_height, rows_of, x_ends)
+                                         join_row, layout_unit, median_height, rows_of, x_ends)
 from model_cache.layout.paragraphs import leaf_blocks
 
 
@@ -187,7 +187,7 @@ def is_row_structured(left: list[Item], right: list[Item], params: LayoutParams)
     short = [it for it in short if it.y1 > top and it.y0 < bottom]
     if not short:
         return True
-    h = median_height(short + other)
+    h = layout_unit(short + other)
     paired = _count_beside(short, other, params)
     narrow = min(np.median([it.x1 - it.x0 for it in side]) for side in (left, right))
     few_rows = max(len(left), len(right)) <= 3  # too few lines to tell columns from a table
@@ -301,7 +301,7 @@ def ruled_table_pieces(region: Region, rules: Sequence[Rect], reach: float = 1.5
     table). The table reaches from its top rule (or the row just over its first rule set between
     rows: a header row, where the top rule lies above the region) to its bottom rule. None where
     the table fills the region."""
-    h = median_height(region.items)
+    h = layout_unit(region.items)
     y_lo, y_hi = min(it.y0 for it in region.items) - reach * h, max(it.y1 for it in region.items) + reach * h
     for lo, hi in region.gutters:
         left, right = _sides(region.items, (lo + hi) / 2)
@@ -355,7 +355,7 @@ def _over_both(rule: Rect, spans: list[tuple[float, float]]) -> bool:
 def _between_rows(rule: Rect, left: list[Item], right: list[Item], reach: float) -> bool:
     """Lines of both sides just above the rule and just below it (within `reach` line heights)."""
     _, y0, _, y1 = rule
-    h = median_height(left + right)
+    h = layout_unit(left + right)
     return all(any(y0 - reach * h <= it.y1 <= y1 + 0.5 * h for it in side) and
                any(y0 - 0.5 * h <= it.y0 <= y1 + reach * h for it in side) for side in (left, right))
 
@@ -370,7 +370,7 @@ def _boxes(left: list[Item], right: list[Item], rules: Sequence[Rect]) -> list[t
     and ends on horizontal rules running over both (a boxed grid's inner line), with lines of both
     sides beside it: a table's cells. A rule between two columns of text (`\\columnseprule`) is
     not closed so."""
-    h = median_height(left + right)
+    h = layout_unit(left + right)
     near_x0, near_x1 = max(it.x1 for it in left) - h, min(it.x0 for it in right) + h
     across = [r for r in _across(rules) if _over_both(r, _spans(left, right))]
     boxes = []
@@ -423,7 +423,7 @@ def _narrow_gutter(left: list[Item], right: list[Item], gutter: float, params: L
 
 def _next_column(items: list[Item], params: LayoutParams, last: bool, ink: bool = False) -> list[Item]:
     """The items of the column nearest a gutter: the side's last (or first) column."""
-    h = median_height(items)
+    h = layout_unit(items)
     ends = [x_ends(it, ink) for it in items]
     lo, hi = min(x0 for x0, _ in ends), max(x1 for _, x1 in ends)
     bands = interior(free_bands(items, lo, hi, params.gutter * h, ink), items, ink)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from model_cache.layout.crossing import split_at, x_span
-from model_cache.layout.geometry import Item, LayoutParams, make_item, median_height
+from model_cache.layout.geometry import Item, LayoutParams, layout_unit, make_item
 
 Span = tuple[float, float]
 # How far (line heights) past a band a line's box may reach and still be one column's line
@@ -38,7 +38,7 @@ def cut_at_rivers(items: list[Item], params: LayoutParams, skew: float) -> list[
     """`items` with every line crossing a river cut at it and every box reaching into one
     trimmed to the river's edge. A gap overlapping a river already found (at any height) starts
     no second one."""
-    h = median_height(items)
+    h = layout_unit(items)
     for river in find_rivers(items, params, h):
         items = _open(items, river, skew)
     return items

@@ -24,7 +24,7 @@ from dataclasses import replace
 
 from model_cache.layout.crossing import split_crossing
 from model_cache.layout.geometry import (Group, Item, LayoutParams, Rect, join_leaders, join_row, make_item,
-                                         median_height, page_skew, rows_of)
+                                         layout_unit, median_height, page_skew, rows_of)
 from model_cache.layout.kinds import assign_kinds
 from model_cache.layout.lines import LayoutLine, output_lines
 from model_cache.layout.margin_notes import note_groups, split_margin_notes, weave_notes
@@ -76,14 +76,14 @@ def _groups(lines: list[LayoutLine], width: float, height: float, figures: list[
                          params)
     if not items:
         return []
-    h = median_height(items)
+    h = layout_unit(items)
     figure_groups, items = _take_figures(items, figures, params)
     notes, body = split_margin_notes(items, params, h, height)
     groups = join_toc_rows(ordered_blocks(trim_to_tab_stops(body, h, params), params, h, rules), h) if body else []
     if notes:
         groups = weave_notes(groups, note_groups(notes, params, h), params, h)
     groups = _place_figures(groups, figure_groups)
-    assign_kinds(groups, height, h, params)
+    assign_kinds(groups, height, median_height(items), params)
     return groups
 
 
