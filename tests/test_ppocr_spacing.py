@@ -6,7 +6,7 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from model_cache.ppocr.recognition import RecResult
-from model_cache.ppocr.spacing import ink_columns, longest_blank_run, verify_spaces
+from model_cache.ppocr.spacing import gutter_spaces, ink_columns, longest_blank_run, verify_spaces
 
 FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 MONO_FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf"
@@ -143,3 +143,45 @@ def test_a_dash_between_words_keeps_both_spaces():
         assert verify_spaces(recognised(list(text), centres, crop.shape[1]), crop) == text
         crop, centres = line_crop(text, MONO_FONT)
         assert verify_spaces(recognised(list(text), centres, crop.shape[1]), crop) == text
+
+
+def _two_columns_read_as_one(gutter: int) -> tuple[np.ndarray, RecResult]:
+    """ "17,42" and "\\pearl" a `gutter`-pixel blank apart (two index columns' entries boxed as one
+    line), read with no space between them."""
+    left, left_centres = line_crop("17,42")
+    right, right_centres = line_crop("\\pearl")
+    blank = np.full((48, gutter, 3), 255, np.uint8)
+    crop = np.concatenate([left[:, :-8], blank, right[:, 8:]], axis=1)
+    shift = left.shape[1] - 8 + gutter - 8
+    centres = left_centres + [c + shift for c in right_centres]
+    return crop, recognised(list("17,42\\pearl"), centres, crop.shape[1])
+
+
+def test_a_gutter_wide_blank_inside_a_word_becomes_a_space():
+    crop, result = _two_columns_read_as_one(gutter=30)
+    spaced = gutter_spaces(result, crop)
+    assert spaced.text == "17,42 \\pearl"
+    assert len(spaced.chars) == len(spaced.steps) == len(spaced.char_probs) == len(result.chars) + 1
+    assert list(spaced.steps) == sorted(spaced.steps)
+
+
+def test_a_word_space_wide_blank_adds_nothing():
+    """A blank as wide as a word space that the recogniser did not read as one is left alone:
+    only a gutter (half the line height and more) parts the words."""
+    crop, result = _two_columns_read_as_one(gutter=12)
+    assert gutter_spaces(result, crop) is result
+    plain, centres = line_crop("Makefile rules")
+    read = recognised(list("Makefile rules"), centres, plain.shape[1])
+    assert gutter_spaces(read, plain) is read
+
+
+def test_no_space_is_added_where_the_threshold_missed_the_text():
+    """Grey type over a black rule: the threshold takes the rule for the ink and the letters for
+    paper, so every letter gap looks blank; no gap is trusted away from ink."""
+    crop, centres = line_crop("content, but the length")
+    grey = np.where(crop < 128, 170, 255).astype(np.uint8)
+    grey[-5:, :] = 0  # a black rule along the crop's foot, and one down its left edge
+    grey[:, :2] = 0
+    assert ink_columns(grey).sum() <= 2  # only the left rule is ink to the threshold
+    read = recognised(list("content, but the length"), centres, crop.shape[1])
+    assert gutter_spaces(read, grey) is read

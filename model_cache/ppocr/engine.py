@@ -58,7 +58,7 @@ from model_cache.ppocr.recognition import (RecParams, RecResult, class_head_inpu
                                            ctc_decode_top1, load_dictionary, recognize, softmax_input)
 from model_cache.ppocr import nets
 from model_cache.ppocr.skew import text_skew
-from model_cache.ppocr.spacing import verify_spaces
+from model_cache.ppocr.spacing import gutter_spaces, verify_spaces
 from model_cache.ppocr.words import recognised_line
 from model_cache.turns import Turns
 from outputs.model import Line, PageResult
@@ -73,6 +73,7 @@ class PipelineParams:
     orientation: bool = True
     retry_flip_below: float = 0.6  # a line this unsure is also read upside down; the better wins
     verify_spaces: bool = True  # drop recognised spaces that have no gap under them (spacing.py)
+    gutter_spaces: bool = True  # add a space at a gutter-wide blank inside a word (spacing.py)
 
 
 # The recogniser reads a softened crop better than a razor-sharp one: on born-digital pages a
@@ -314,6 +315,8 @@ class PPOCREngine:
 
     def _line(self, box: TextBox, read: _Read) -> Line:
         input_width = max(read.crop.shape[1], self.params.rec.min_width)
+        if self.params.gutter_spaces:
+            read.result = gutter_spaces(read.result, read.crop, input_width)
         if self.params.verify_spaces:
             read.result.text = verify_spaces(read.result, read.crop, input_width)
         return recognised_line(read.result, box.quad, read.crop, input_width,

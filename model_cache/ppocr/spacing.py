@@ -28,6 +28,7 @@ import numpy as np
 from model_cache.ppocr.recognition import RecResult
 
 MIN_GAP = 0.15  # of the crop height
+GUTTER_GAP = 0.5  # of the crop height: a blank this wide between two characters parts two words
 RELATIVE_GAP = 0.75  # of the median gap of the line's spaces
 PITCH_GAP = 0.4  # of the letters' advance around the space
 MARK_PITCH_GAP = 0.7  # the same beside a hyphen or other narrow mark, alone in a wide cell
@@ -77,6 +78,40 @@ def verify_spaces(result: RecResult, crop: np.ndarray, input_width: int | None =
     drop = {i for i, gap in gaps.items() if gap < need and gap < RELATIVE_GAP * typical}
     drop |= _false_in_code_font(chars, steps, ink, column, gaps, typical)
     return "".join(char for i, char in enumerate(chars) if i not in drop).strip()
+
+
+def gutter_spaces(result: RecResult, crop: np.ndarray, input_width: int | None = None,
+                  min_gap: float = GUTTER_GAP) -> RecResult:
+    """The result with a space added between two characters read with none between them that
+    stand apart by a blank at least `min_gap` of the line height, wider than any word space:
+    the recogniser ran on across a column gutter that the detector boxed into one line
+    ("17,42\\pearl ... 34" of two index columns). The layout stage cuts such a line at a word
+    gap over the gutter, and needs the gap to be there."""
+    chars, steps = result.chars, result.steps
+    if len(chars) < 2 or result.frames == 0 or len(steps) != len(chars):
+        return result
+    ink = ink_columns(crop)
+    column = max(crop.shape[1], input_width or 0) / result.frames
+    need = min_gap * crop.shape[0]
+    at = [i for i in range(len(chars) - 1) if chars[i].strip() and chars[i + 1].strip()
+          and _inked(ink, steps[i], column) and _inked(ink, steps[i + 1], column)
+          and _blank_between(ink, steps, i, i + 1, column) >= need]
+    if not at:
+        return result
+    new_chars, new_steps, new_probs = list(chars), list(steps), list(result.char_probs)
+    for i in reversed(at):
+        new_chars.insert(i + 1, " ")
+        new_steps.insert(i + 1, (int(steps[i]) + int(steps[i + 1])) // 2)
+        new_probs.insert(i + 1, min(result.char_probs[i], result.char_probs[i + 1]))
+    return RecResult("".join(new_chars).strip(), result.conf, np.asarray(new_probs, dtype=np.float32),
+                     tuple(new_chars), np.asarray(new_steps, dtype=np.int64), result.frames)
+
+
+def _inked(ink: np.ndarray, step: int, column: float) -> bool:
+    """Ink within a time step or so of where a character was read: where there is none the
+    threshold missed the text (grey type beside a black rule) and its gaps say nothing."""
+    centre = (int(step) + 0.5) * column
+    return bool(ink[max(0, int(centre - 1.5 * column)):int(centre + 1.5 * column) + 1].any())
 
 
 def _false_in_code_font(chars: tuple[str, ...], steps: np.ndarray, ink: np.ndarray, column: float,
