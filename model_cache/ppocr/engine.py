@@ -263,7 +263,7 @@ class PPOCREngine:
         upright = rotate_image(rgb, page.rotation)
         lines = with_leaders(upright, with_bullets(upright, page.lines))
         figures, rules = non_text(upright, lines)
-        skew = None if os.environ.get("NOSKEW") else text_skew(upright, lines)
+        skew = text_skew(upright, lines)
         timings["annotate"] = time.perf_counter() - mark
         mark = time.perf_counter()
         blocks = layout_page(lines, page.width, page.height, figures=figures, rules=rules, skew=skew)
