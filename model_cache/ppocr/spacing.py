@@ -90,10 +90,14 @@ def gutter_spaces(result: RecResult, crop: np.ndarray, input_width: int | None =
     chars, steps = result.chars, result.steps
     if len(chars) < 2 or result.frames == 0 or len(steps) != len(chars):
         return result
-    ink = ink_columns(crop)
     column = max(crop.shape[1], input_width or 0) / result.frames
     need = min_gap * crop.shape[0]
-    at = [i for i in range(len(chars) - 1) if chars[i].strip() and chars[i + 1].strip()
+    # A blank that wide lies between characters read at least as far apart (a column's slack).
+    far = np.flatnonzero(np.diff(steps) * column >= need - 1)
+    if not len(far):
+        return result
+    ink = ink_columns(crop)
+    at = [int(i) for i in far if chars[i].strip() and chars[i + 1].strip()
           and _inked(ink, steps[i], column) and _inked(ink, steps[i + 1], column)
           and _blank_between(ink, steps, i, i + 1, column) >= need]
     if not at:
