@@ -58,7 +58,7 @@ from model_cache.ppocr.recognition import (RecParams, RecResult, class_head_inpu
                                            ctc_decode_top1, load_dictionary, recognize, softmax_input)
 from model_cache.ppocr import nets
 from model_cache.ppocr.skew import text_skew
-from model_cache.ppocr.spacing import gutter_spaces, verify_spaces
+from model_cache.ppocr.spacing import gutter_spaces, ink_columns, verify_spaces
 from model_cache.ppocr.words import recognised_line
 from model_cache.turns import Turns
 from outputs.model import Line, PageResult
@@ -315,12 +315,13 @@ class PPOCREngine:
 
     def _line(self, box: TextBox, read: _Read) -> Line:
         input_width = max(read.crop.shape[1], self.params.rec.min_width)
+        ink = ink_columns(read.crop)  # the spacing checks and the word boxes all read it
         if self.params.gutter_spaces:
-            read.result = gutter_spaces(read.result, read.crop, input_width)
+            read.result = gutter_spaces(read.result, read.crop, input_width, ink=ink)
         if self.params.verify_spaces:
-            read.result.text = verify_spaces(read.result, read.crop, input_width)
+            read.result.text = verify_spaces(read.result, read.crop, input_width, ink=ink)
         return recognised_line(read.result, box.quad, read.crop, input_width,
-                               self.params.rec.vertical_ratio, read.turned)
+                               self.params.rec.vertical_ratio, read.turned, ink=ink)
 
     def _rec_many(self, crops: list[np.ndarray]) -> list[RecResult]:
         if not crops:

@@ -59,13 +59,14 @@ def longest_blank_run(ink: np.ndarray) -> int:
 
 
 def verify_spaces(result: RecResult, crop: np.ndarray, input_width: int | None = None,
-                  min_gap: float = MIN_GAP) -> str:
+                  min_gap: float = MIN_GAP, *, ink: np.ndarray | None = None) -> str:
     """The result's text with every space dropped that has no gap under it in the crop.
-    `input_width`: the width the recogniser saw (a narrow crop is padded to a minimum)."""
+    `input_width`: the width the recogniser saw (a narrow crop is padded to a minimum); `ink`:
+    the crop's `ink_columns`, where the caller has them already."""
     chars, steps = result.chars, result.steps
     if " " not in chars or result.frames == 0 or len(steps) != len(chars):
         return result.text
-    ink = ink_columns(crop)
+    ink = ink_columns(crop) if ink is None else ink
     column = max(crop.shape[1], input_width or 0) / result.frames
     gaps = {i: _blank_between(ink, steps, i - 1, i + 1, column) for i, char in enumerate(chars)
             if char == " " and 0 < i < len(chars) - 1 and chars[i - 1] != " " and chars[i + 1] != " "}
@@ -81,7 +82,7 @@ def verify_spaces(result: RecResult, crop: np.ndarray, input_width: int | None =
 
 
 def gutter_spaces(result: RecResult, crop: np.ndarray, input_width: int | None = None,
-                  min_gap: float = GUTTER_GAP) -> RecResult:
+                  min_gap: float = GUTTER_GAP, *, ink: np.ndarray | None = None) -> RecResult:
     """The result with a space added between two characters read with none between them that
     stand apart by a blank at least `min_gap` of the line height, wider than any word space:
     the recogniser ran on across a column gutter that the detector boxed into one line
@@ -96,7 +97,7 @@ def gutter_spaces(result: RecResult, crop: np.ndarray, input_width: int | None =
     far = np.flatnonzero(np.diff(steps) * column >= need - 1)
     if not len(far):
         return result
-    ink = ink_columns(crop)
+    ink = ink_columns(crop) if ink is None else ink
     at = [int(i) for i in far if chars[i].strip() and chars[i + 1].strip()
           and _inked(ink, steps[i], column) and _inked(ink, steps[i + 1], column)
           and _blank_between(ink, steps, i, i + 1, column) >= need]

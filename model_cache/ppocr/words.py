@@ -21,12 +21,13 @@ from outputs.model import Line, Word
 
 
 def recognised_line(result: RecResult, quad: np.ndarray, crop: np.ndarray, input_width: int,
-                    vertical_ratio: float, flipped: bool = False) -> Line:
+                    vertical_ratio: float, flipped: bool = False, *, ink: np.ndarray | None = None) -> Line:
     """The Line for `result`, read from `crop` (the rectified quad, turned 180 degrees when
     `flipped`); `input_width`: the width the recogniser saw (a narrow crop is padded);
-    `vertical_ratio`: the h/w at which the crop was taken as vertical text (RecParams)."""
+    `vertical_ratio`: the h/w at which the crop was taken as vertical text (RecParams);
+    `ink`: the crop's `ink_columns`, where the caller has them already."""
     box = quad.tolist()
-    words = _words(result, _reading_quad(quad, vertical_ratio, flipped), crop, input_width)
+    words = _words(result, _reading_quad(quad, vertical_ratio, flipped), crop, input_width, ink)
     return Line(result.text, result.conf, box, words)
 
 
@@ -37,7 +38,8 @@ def _reading_quad(quad: np.ndarray, vertical_ratio: float, flipped: bool) -> np.
     return src[[2, 3, 0, 1]] if flipped else src
 
 
-def _words(result: RecResult, src: np.ndarray, crop: np.ndarray, input_width: int) -> list[Word] | None:
+def _words(result: RecResult, src: np.ndarray, crop: np.ndarray, input_width: int,
+           ink: np.ndarray | None) -> list[Word] | None:
     chars, steps = result.chars, result.steps
     if result.frames <= 0 or not (len(chars) == len(steps) == len(result.char_probs)):
         return None
@@ -46,7 +48,7 @@ def _words(result: RecResult, src: np.ndarray, crop: np.ndarray, input_width: in
         return None
     height, width = crop.shape[:2]
     column = max(width, input_width) / result.frames
-    ink = ink_columns(crop)
+    ink = ink_columns(crop) if ink is None else ink
     to_page = _crop_to_page(src, width, height)
     spans = _word_spans(chars, kept)
     words = []
