@@ -25,6 +25,9 @@ next, then the values in brackets):
   per line crop on `threads` Python threads (crop_threads.py), layers = ncnn's OpenMP inside
   each layer; auto = layers: on this shared 2-core machine neither won clearly, see
   docs/benchmarks.md "CPU recogniser speed"),
+  rec_head ("auto" | "ncnn": on a CPU one crop at a time, auto runs the recogniser's class head
+  in numpy from the head's weights, class_head.py, ~2.2x ncnn's Gemm on this project's machine;
+  ncnn = the head inside the net),
   det_turns ("on" | "off": with several CPU workers in a run, one detector at a time in each pair
   of workers, each returning its freed feature maps to the system before the next turn
   (model_cache/turns.py; the runner gives each pair its lock file);
@@ -55,7 +58,8 @@ from model_cache.ppocr.orientation import (OrientParams, rotate_boxes, rotate_im
                                            upside_down, vertical_share)
 from model_cache.ppocr.crops import rectify
 from model_cache.ppocr.recognition import (RecParams, RecResult, class_head_input, crop_to_mat, ctc_decode,
-                                           ctc_decode_top1, load_dictionary, recognize, softmax_input)
+                                           ctc_decode_top1, decode_features, load_dictionary, recognize,
+                                           softmax_input)
 from model_cache.ppocr import nets
 from model_cache.ppocr.skew import text_skew
 from model_cache.ppocr.spacing import gutter_spaces, ink_columns, verify_spaces
@@ -84,7 +88,8 @@ REC_BLUR = 0.6
 
 OPTION_NAMES = ("det_limit_side", "det_thresh", "det_box_thresh", "det_unclip_ratio", "rec_min_score",
                 "rec_squeeze", "orientation", "cls_vote_lines", "rec_batch", "rec_strip_steps", "det_precision", "conv",
-                "gpu_streams", "rec_precision", "rec_parallel", "det_turns", "rec_blur")
+                "gpu_streams", "rec_precision", "rec_parallel", "det_turns", "rec_blur",
+                "rec_head")
 
 
 def params_from(options: EngineOptions, defaults: dict[str, Any] | None = None,
@@ -168,7 +173,7 @@ class PPOCREngine:
         self.cls = nets.classifier(self.models, options) if classifier else None
         self.rec_logits = softmax_input(self.models.rec.param, self.models.rec.output)
         self.rec_head = class_head_input(self.models.rec.param, self.rec_logits)
-        self.batch = self.crop_threads = self.rec = None
+        self.batch = self.crop_threads = self.rec = self.class_head = None
         if recognizer:
             self.load_recognizer()
 
@@ -176,6 +181,7 @@ class PPOCREngine:
         """Strips, crop threads or one crop at a time, as the options say."""
         rec = nets.recognizer(self.models, self.options)
         self.rec, self.batch, self.crop_threads = rec.net, rec.batch, rec.crop_threads
+        self.class_head = rec.class_head
 
     def _remote_nets(self, address: str) -> None:
         from model_cache.ppocr.remote import RemoteNet, RemoteStrips, ServiceClient
@@ -189,7 +195,7 @@ class PPOCREngine:
         self.batch = RemoteStrips(client)
         self.crop_threads = None
         self.rec = self.batch.net
-        self.rec_logits = self.rec_head = None
+        self.rec_logits = self.rec_head = self.class_head = None
 
     def ocr(self, image: Image.Image) -> PageResult:
         return self.ocr_many([image])[0]
@@ -344,8 +350,14 @@ class PPOCREngine:
         crop's worth. In page order each wider crop added buffers of its own: on dense pages the pools
         peaked at 149-200 MiB in page order, 100-107 widest first (docs/benchmarks.md, stop 18).
         Each crop's result is its own: the order changes no text."""
+        widest_first = sorted(range(len(crops)), key=lambda i: -crops[i].shape[1])
+        if self.class_head is not None:  # the nets first, then numpy's head over all crops' steps
+            features: list[np.ndarray] = [np.zeros(0)] * len(crops)
+            for i in widest_first:
+                features[i] = self.rec.run(crop_to_mat(crops[i], self.params.rec), self.class_head.features)
+            return decode_features(features, self.class_head, self.dictionary)
         results: list[RecResult | None] = [None] * len(crops)
-        for i in sorted(range(len(crops)), key=lambda i: -crops[i].shape[1]):
+        for i in widest_first:
             results[i] = recognize(self.rec, crops[i], self.dictionary, self.params.rec, self.rec_logits,
                                    self.rec_head)
         return results  # type: ignore[return-value]

@@ -15,7 +15,9 @@ from model_cache.engine import EngineError, EngineOptions
 from model_cache.ppocr.assets import ModelSet
 from model_cache.ppocr.batch_graph import Unbatchable
 from model_cache.ppocr.batch_rec import BatchParams, StripRecognizer
+from model_cache.ppocr.class_head import ClassHead, graph_to_features, limit_blas_threads, read_class_head
 from model_cache.ppocr.crop_threads import CropThreads
+from model_cache.ppocr.recognition import softmax_input
 from model_cache.ppocr.runtime import NcnnNet, RuntimeOptions
 
 DET_PRECISION = "fp32"  # on an H200 fp32 cost 1-5 % of throughput and made every line the CPU's
@@ -26,10 +28,12 @@ CONV_KERNELS = "direct"
 @dataclass
 class Recognizer:
     """The recogniser as the options chose it: `net` always; `batch` when crops go in strips,
-    `crop_threads` when whole crops run on threads of their own, neither for one crop at a time."""
+    `crop_threads` when whole crops run on threads of their own, neither for one crop at a time;
+    `class_head` when numpy runs the class head (then `net` ends at the head's input)."""
     net: NcnnNet
     batch: StripRecognizer | None = None
     crop_threads: CropThreads | None = None
+    class_head: ClassHead | None = None
 
 
 def parse_device(device: str) -> tuple[bool, int]:
@@ -70,7 +74,25 @@ def recognizer(models: ModelSet, options: EngineOptions) -> Recognizer:
     threads = _crop_threads(models, options, runtime)
     if threads is not None:
         return Recognizer(threads.net, crop_threads=threads)
+    head = numpy_class_head(models, options, runtime)
+    if head is not None:
+        graph = graph_to_features(models.rec.param.read_text(encoding="utf-8"), head)
+        return Recognizer(NcnnNet(models.rec, runtime, param_text=graph), class_head=head)
     return Recognizer(NcnnNet(models.rec, runtime))
+
+
+def numpy_class_head(models: ModelSet, options: EngineOptions, runtime: RuntimeOptions) -> ClassHead | None:
+    """rec_head: 'auto' runs the class head in numpy on a CPU when the model's head can be read
+    (class_head.py: ~2.2x ncnn's Gemm here); 'ncnn' keeps it in the net."""
+    mode = (options.get("rec_head") or "auto").lower()
+    if mode not in ("auto", "ncnn"):
+        raise EngineError(f"ppocr option rec_head={mode!r}: use 'auto' or 'ncnn'")
+    if mode == "ncnn" or runtime.gpu:
+        return None
+    head = read_class_head(models.rec.param, models.rec.bin, softmax_input(models.rec.param, models.rec.output))
+    if head is not None:
+        limit_blas_threads(runtime.threads)
+    return head
 
 
 def strip_recognizer(models: ModelSet, options: EngineOptions,
