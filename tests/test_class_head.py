@@ -105,3 +105,23 @@ def test_the_option_chooses_where_the_head_runs():
     assert auto.class_head is not None and kept.class_head is None
     with pytest.raises(EngineError):
         nets.recognizer(models, EngineOptions(threads=1, extra=(("rec_head", "numpy"),)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", MODELS)
+def test_a_dense_page_reads_the_same_with_either_head(model, eval_dir):
+    """Whole pages through the engine, numpy's head against ncnn's: the same lines, boxes and
+    confidences to rounding (the kit's densest page and a scan)."""
+    import pypdfium2 as pdfium
+    from model_cache.ppocr.engine import create_engine
+    pdf = pdfium.PdfDocument(str(eval_dir / "pdfs" / "maint-guide.en.p5-9.pdf"))
+    pages = [pdf[2].render(scale=200 / 72).to_pil(), Image.open(eval_dir / "scans" / "eurotext.tif")]
+    engines = [create_engine(EngineOptions(model=model, threads=2, extra=(("rec_head", head),)))
+               for head in ("auto", "ncnn")]
+    assert engines[0].class_head is not None and engines[1].class_head is None
+    for page in pages:
+        numpy_lines, ncnn_lines = ([line for block in e.ocr(page).blocks for line in block.lines] for e in engines)
+        assert len(numpy_lines) > 10
+        assert [line.text for line in numpy_lines] == [line.text for line in ncnn_lines]
+        for a, b in zip(numpy_lines, ncnn_lines):
+            assert abs(a.conf - b.conf) < 1e-4
