@@ -61,22 +61,20 @@ def read_class_head(param: Path, bin_path: Path, logits: str | None) -> ClassHea
 
 
 def graph_to_features(param_text: str, head: ClassHead) -> str:
-    """The .param text without the layers after the head's input (the head and its softmax):
-    ncnn then loads the same .bin without the head's weights, which stay unread at its end."""
+    """The .param text without the head and the layers that read its logits (a softmax): ncnn
+    then loads the same .bin without the head's weights, which stay unread at its end."""
     lines = param_text.splitlines()
     magic, counts, body = lines[0], lines[1].split(), [line for line in lines[2:] if line.strip()]
-    layers = [line.split() for line in body]
-    keep = [i for i, fields in enumerate(layers) if not _after_features(fields, head)]
-    dropped = [layers[i] for i in range(len(layers)) if i not in set(keep)]
-    dropped_blobs = sum(int(fields[3]) for fields in dropped)
-    header = f"{int(counts[0]) - len(dropped)} {int(counts[1]) - dropped_blobs}"
-    return "\n".join([magic, header] + [body[i] for i in keep]) + "\n"
+    kept = [line for line in body if not _touches(line.split(), head.logits)]
+    dropped_blobs = sum(int(line.split()[3]) for line in body if _touches(line.split(), head.logits))
+    header = f"{int(counts[0]) - (len(body) - len(kept))} {int(counts[1]) - dropped_blobs}"
+    return "\n".join([magic, header] + kept) + "\n"
 
 
-def _after_features(fields: list[str], head: ClassHead) -> bool:
-    inputs = fields[4:4 + int(fields[2])]
-    outputs = fields[4 + int(fields[2]):4 + int(fields[2]) + int(fields[3])]
-    return head.logits in outputs or head.logits in inputs
+def _touches(fields: list[str], blob: str) -> bool:
+    """Whether a layer makes or reads `blob`."""
+    n_in, n_out = int(fields[2]), int(fields[3])
+    return blob in fields[4:4 + n_in + n_out]
 
 
 def _layers(param_text: str) -> list[list[str]]:
@@ -89,10 +87,11 @@ def _head_layer(layers: list[list[str]], logits: str) -> _HeadLayer | None:
         if logits not in fields[4 + n_in:4 + n_in + n_out]:
             continue
         params = dict(kv.split("=", 1) for kv in fields[4 + n_in + n_out:])
-        plain = {"0": "1.000000e+00", "1": "1.000000e+00"}  # alpha, beta as ncnn writes 1.0
-        ok = (fields[0] == "Gemm" and n_in == 1 and params.get("3") == "1" and params.get("4", "0") == "0"
-              and params.get("5") == "1" and params.get("6") == "1" and params.get("10") == "4"
-              and params.get("2", "0") == "0" and all(float(params.get(k, v)) == 1.0 for k, v in plain.items())
+        # Gemm ids: 0 alpha, 1 beta, 2/3 transA/B, 4/5/6 constant A/B/C, 8 N, 9 K, 10 C's broadcast
+        # (4: one value per class); 11-14 and 18 change the output's layout or quantize it.
+        ok = (fields[0] == "Gemm" and n_in == 1 and params.get("2", "0") == "0" and params.get("3") == "1"
+              and params.get("4", "0") == "0" and params.get("5") == "1" and params.get("6") == "1"
+              and params.get("10") == "4" and all(float(params.get(k, "1")) == 1.0 for k in ("0", "1"))
               and not any(k in params for k in ("11", "12", "13", "14", "18")))
         if not ok:
             return None
@@ -108,19 +107,22 @@ def _has_weights(fields: list[str]) -> bool:
 def _read_tail(bin_path: Path, classes: int, depth: int) -> tuple[np.ndarray, np.ndarray] | None:
     """(weights N x K, bias N) as float32 from the end of the .bin, or None when the tags or the
     sizes do not fit it exactly."""
-    data = bin_path.read_bytes()
+    size = bin_path.stat().st_size
     for w_tag, b_tag in ((FP16_TAG, FP16_TAG), (FP32_TAG, FP32_TAG), (FP16_TAG, FP32_TAG),
                          (FP32_TAG, FP16_TAG)):
         w_size = _aligned(classes * depth * _DTYPES[w_tag].itemsize)
         b_size = _aligned(classes * _DTYPES[b_tag].itemsize)
-        start = len(data) - (4 + w_size + 4 + b_size)
+        start = size - (4 + w_size + 4 + b_size)
         if start < 0:
             continue
-        tags = np.frombuffer(data, "<u4", 1, start)[0], np.frombuffer(data, "<u4", 1, start + 4 + w_size)[0]
-        if (int(tags[0]), int(tags[1])) != (w_tag, b_tag):
+        with bin_path.open("rb") as f:
+            f.seek(start)
+            tail = f.read()
+        tags = int(np.frombuffer(tail, "<u4", 1, 0)[0]), int(np.frombuffer(tail, "<u4", 1, 4 + w_size)[0])
+        if tags != (w_tag, b_tag):
             continue
-        weight = np.frombuffer(data, _DTYPES[w_tag], classes * depth, start + 4).reshape(classes, depth)
-        bias = np.frombuffer(data, _DTYPES[b_tag], classes, start + 8 + w_size)
+        weight = np.frombuffer(tail, _DTYPES[w_tag], classes * depth, 4).reshape(classes, depth)
+        bias = np.frombuffer(tail, _DTYPES[b_tag], classes, 8 + w_size)
         if not (np.isfinite(weight).all() and np.isfinite(bias).all()):
             return None
         return weight.astype(np.float32), bias.astype(np.float32)

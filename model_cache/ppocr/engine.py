@@ -26,7 +26,7 @@ next, then the values in brackets):
   each layer; auto = layers: on this shared 2-core machine neither won clearly, see
   docs/benchmarks.md "CPU recogniser speed"),
   rec_head ("auto" | "ncnn": on a CPU one crop at a time, auto runs the recogniser's class head
-  in numpy from the head's weights, class_head.py, ~2.2x ncnn's Gemm on this project's machine;
+  in numpy from the head's weights over all of a page's crops, class_head.py: ~1.8x ncnn's per page here;
   ncnn = the head inside the net),
   det_turns ("on" | "off": with several CPU workers in a run, one detector at a time in each pair
   of workers, each returning its freed feature maps to the system before the next turn

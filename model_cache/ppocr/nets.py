@@ -83,7 +83,7 @@ def recognizer(models: ModelSet, options: EngineOptions) -> Recognizer:
 
 def numpy_class_head(models: ModelSet, options: EngineOptions, runtime: RuntimeOptions) -> ClassHead | None:
     """rec_head: 'auto' runs the class head in numpy on a CPU when the model's head can be read
-    (class_head.py: ~2.2x ncnn's Gemm here); 'ncnn' keeps it in the net."""
+    (class_head.py: ~1.8x ncnn's per page here); 'ncnn' keeps it in the net."""
     mode = (options.get("rec_head") or "auto").lower()
     if mode not in ("auto", "ncnn"):
         raise EngineError(f"ppocr option rec_head={mode!r}: use 'auto' or 'ncnn'")

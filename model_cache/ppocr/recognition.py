@@ -183,17 +183,14 @@ def class_head_input(param: Path, logits: str | None) -> str | None:
 
 
 def recognize(net: NcnnNet, crop: np.ndarray, dictionary: list[str], params: RecParams,
-              logits_blob: str | None = None, head_input: str | None = None,
-              class_head: ClassHead | None = None) -> RecResult:
+              logits_blob: str | None = None, head_input: str | None = None) -> RecResult:
     """Run the recogniser; with `logits_blob` (see softmax_input) the 18385-way softmax of
     every time step is skipped. With `head_input` (see class_head_input) the net runs to the
     features, then the class head HEAD_STEPS steps at a time: the logits are the same bits (the
     head reads each step's row on its own), and the pools no longer hold a whole line's logits
-    (a 2,346 px line on PP-OCRv5: 66.0 MiB of buffers instead of 86.5). With `class_head` the
-    net (a graph that ends at the features) runs to the features and numpy runs the head."""
+    (a 2,346 px line on PP-OCRv5: 66.0 MiB of buffers instead of 86.5). (With numpy's head the
+    net ends at the features instead: see decode_features.)"""
     mat = crop_to_mat(crop, params)
-    if class_head is not None:
-        return decode_features([net.run(mat, class_head.features)], class_head, dictionary)[0]
     steps = GreedySteps(logits=bool(logits_blob))
     if head_input is None or logits_blob is None:
         net.run(mat, logits_blob, lambda scores: steps.add(scores.reshape(-1, scores.shape[-1])))
