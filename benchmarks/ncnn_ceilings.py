@@ -295,7 +295,8 @@ def recogniser(threads: int) -> None:
     from model_cache.ppocr.recognition import crop_to_mat
 
     per_column, by_type = recogniser_flops_per_column()
-    engine = create_engine(EngineOptions(threads=threads))
+    # The class head inside the net: this measures ncnn's own kernels on the whole recogniser.
+    engine = create_engine(EngineOptions(threads=threads, extra=(("rec_head", "ncnn"),)))
     page = render_page(shared_eval_dir() / "pdfs" / "maint-guide.en.p5-9.pdf", 3, 200.0)
     rgb = to_rgb(page)
     crops = [rectify(rgb, box.quad, engine.params.rec) for box in detect(engine.det, rgb, engine.params.det)]

@@ -140,7 +140,8 @@ def main() -> int:
     parser.add_argument("--model", default=None, help="a shipped model (default: the default model)")
     args = parser.parse_args()
     # The per-crop net against onnxruntime (strips are checked against it in tests/test_ppocr_batch.py).
-    engine = PPOCREngine(EngineOptions(threads=2, model=args.model, extra=(("rec_batch", "off"),)))
+    engine = PPOCREngine(EngineOptions(threads=2, model=args.model,
+                                       extra=(("rec_batch", "off"), ("rec_head", "ncnn"))))  # the whole net
     images = kit_images(args.pages)
     crops = kit_line_crops(engine) + line_crops(engine, images)
     report = rec_parity(engine, crops)

@@ -36,9 +36,14 @@ needs_glibc = pytest.mark.skipif(platform.system() != "Linux" or platform.libc_v
                                  reason="mallinfo2 is glibc's")
 
 
+# These engines keep the class head in the net (rec_head=ncnn): the tests below are about ncnn's
+# pools and the head run in pieces inside it. Numpy's head: tests/test_class_head.py.
+NCNN_HEAD = (("rec_head", "ncnn"),)
+
+
 @pytest.fixture(scope="module")
 def v5_one_thread():
-    return PPOCREngine(EngineOptions(threads=1, model="ppocr-v5-mobile"))
+    return PPOCREngine(EngineOptions(threads=1, model="ppocr-v5-mobile", extra=NCNN_HEAD))
 
 
 @pytest.fixture
@@ -72,7 +77,7 @@ def test_a_runs_cpu_workers_share_turns_files_in_pairs_in_its_store():
 def test_turns_change_no_text_and_report_the_wait(v5_one_thread, eval_dir, tmp_path):
     page = Image.open(eval_dir / "scans" / "phototest.tif")
     lock = tmp_path / "detector.turns"
-    taking = PPOCREngine(EngineOptions(threads=1, model="ppocr-v5-mobile", turns=str(lock)))
+    taking = PPOCREngine(EngineOptions(threads=1, model="ppocr-v5-mobile", turns=str(lock), extra=NCNN_HEAD))
     ours, theirs = taking.ocr(page), v5_one_thread.ocr(page)
     assert ours.text == theirs.text and ours.blocks == theirs.blocks
     assert lock.exists() and ours.timings["detect_wait"] >= 0
@@ -122,7 +127,7 @@ def test_logits_read_in_place_equal_the_copied_ones(v5_one_thread, phototest_cro
 
 @pytest.fixture(scope="module")
 def v6_one_thread():
-    return PPOCREngine(EngineOptions(threads=1, model="ppocr-v6-tiny"))
+    return PPOCREngine(EngineOptions(threads=1, model="ppocr-v6-tiny", extra=NCNN_HEAD))
 
 
 @pytest.mark.parametrize("model", ["v5", "v6"])

@@ -18,7 +18,8 @@ def test_rec_parity_on_kit_lines_and_page_crops(eval_dir, model, module, min_sha
     from benchmarks.ppocr_parity import kit_line_crops, line_crops, rec_parity
     from model_cache.engine import EngineOptions
     from model_cache.ppocr.engine import PPOCREngine
-    engine = PPOCREngine(EngineOptions(threads=2, model=model, extra=(("rec_batch", "off"),)))  # the per-crop net
+    engine = PPOCREngine(EngineOptions(threads=2, model=model,
+                                       extra=(("rec_batch", "off"), ("rec_head", "ncnn"))))  # the whole per-crop net
     images = [Image.open(eval_dir / "scans" / name) for name in ("phototest.tif", "eurotext.tif")]
     report = rec_parity(engine, kit_line_crops(engine) + line_crops(engine, images))
     assert report.lines >= 75
