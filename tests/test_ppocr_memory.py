@@ -94,11 +94,18 @@ def test_crops_read_widest_first_give_each_crop_its_own_result(v5_one_thread, ph
     assert all(np.array_equal(a.char_probs, b.char_probs) for a, b in zip(alone, together))
 
 
+@pytest.fixture(scope="module")
+def v5_numpy_head():
+    return PPOCREngine(EngineOptions(threads=1, model="ppocr-v5-mobile"))  # the default: numpy's head
+
+
 @needs_glibc
-def test_the_recognisers_pools_hold_about_one_widest_crop(v5_one_thread):
+@pytest.mark.parametrize("head", ["ncnn", "numpy"])
+def test_the_recognisers_pools_hold_about_one_widest_crop(head, v5_one_thread, v5_numpy_head):
     # Crops of growing widths, as a page's lines come: read one by one in that order, ncnn's
     # pools kept buffers for each new width: 102 MiB against 66 for the widest crop alone.
-    engine = v5_one_thread
+    engine = v5_one_thread if head == "ncnn" else v5_numpy_head
+    assert (engine.class_head is None) == (head == "ncnn")
     rng = np.random.default_rng(0)
     crops = [rng.integers(0, 255, (48, w, 3), dtype=np.uint8) for w in (200, 400, 700, 1000, 1400, 1800)]
 
