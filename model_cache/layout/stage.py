@@ -76,14 +76,14 @@ def _groups(lines: list[LayoutLine], width: float, height: float, figures: list[
                          params)
     if not items:
         return []
-    h = layout_unit(items)
+    h, size = layout_unit(items), median_height(items)  # gaps in h; box sizes (kinds) against size
     figure_groups, items = _take_figures(items, figures, params)
     notes, body = split_margin_notes(items, params, h, height)
     groups = join_toc_rows(ordered_blocks(trim_to_tab_stops(body, h, params), params, h, rules), h) if body else []
     if notes:
         groups = weave_notes(groups, note_groups(notes, params, h), params, h)
     groups = _place_figures(groups, figure_groups)
-    assign_kinds(groups, height, median_height(items), params)
+    assign_kinds(groups, height, size, params)
     return groups
 
 
