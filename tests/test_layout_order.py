@@ -94,7 +94,7 @@ def test_margin_notes_follow_the_paragraph_they_stand_beside():
     lines.append(_line("p1 end.", 400, 360, 700))
     for k in range(3):
         lines.append(_line(f"p2 line {k} " + full, 400, 460 + 40 * k, 1500))
-    lines.append(_line("note B", 60, 460, 260))
+    lines.append(_line("note B", 60, 460, 260, 22))  # a gloss set smaller than the body
     order = [t.split(" line")[0].split()[0] for t in _order(build_blocks(lines, 2339))]
     assert order == ["p1"] * 4 + ["p1", "note", "New:"] + ["p2"] * 3 + ["note"]
 
@@ -258,11 +258,39 @@ def test_a_margin_note_above_all_the_body_is_read_first():
 def test_right_margin_glosses_follow_their_paragraphs():
     full = "body " * 30
     lines = [_line(f"p1{k} " + full, 200, 300 + 40 * k, 1200) for k in range(3)]
-    lines += [_line("p1end.", 200, 420, 500), _line("gloss one", 1240, 340, 1460)]
+    lines += [_line("p1end.", 200, 420, 500), _line("gloss one", 1240, 344, 1460, 22)]
     lines += [_line("p20 " + full, 260, 480, 1200), _line("p21 " + full, 200, 520, 1200),
-              _line("p2end.", 200, 560, 600), _line("gloss two", 1240, 520, 1440)]
+              _line("p2end.", 200, 560, 600), _line("gloss two", 1240, 524, 1440, 22)]
     order = [t.split()[0] for t in _order(build_blocks(lines, 2339))]
     assert order == ["p10", "p11", "p12", "p1end.", "gloss", "p20", "p21", "p2end.", "gloss"]
+
+
+def test_names_on_the_body_baselines_are_read_row_by_row():
+    """A package manual: each command's name in the margin, in the body's type on the baseline of
+    the line that describes it; the text layer (and a reader following the rows) reads each name
+    with its line."""
+    full = "is a declaration equivalent to an option " * 2
+    lines = [_line(f"intro{k} " + full, 400, 100 + 40 * k, 1500) for k in range(5)]
+    for k in range(6):
+        lines += [_line(f"\\name{k}", 80, 300 + 40 * k, 330), _line(f"row{k} " + full, 400, 300 + 40 * k, 1500)]
+    lines.append(_line("end of the paragraph.", 400, 540, 800))
+    order = [t.split()[0] for t in _order(build_blocks(lines, 2339))]
+    assert order[5:] == [w for k in range(6) for w in (f"\\name{k}", f"row{k}")] + ["end"]
+
+
+def test_a_macro_name_beside_its_code_line_is_read_before_it():
+    lines = [_line(f"{70 + k} \\code line {k}", 400, 300 + 36 * k, 1400, 27) for k in range(12)]
+    lines.append(_line("\\the_macro:n", 80, 300 + 36 * 5, 330, 26))
+    order = [t.split()[0] for t in _order(build_blocks(lines, 2339))]
+    assert order == [str(70 + k) for k in range(5)] + ["\\the_macro:n"] + [str(70 + k) for k in range(5, 12)]
+
+
+def test_a_note_in_the_body_type_in_the_right_margin_follows_its_line():
+    full = "body " * 30
+    lines = [_line(f"p{k} " + full, 200, 300 + 40 * k, 1200) for k in range(5)]
+    lines.append(_line("note", 1240, 340, 1400))
+    order = [t.split()[0] for t in _order(build_blocks(lines, 2339))]
+    assert order == ["p0", "p1", "note", "p2", "p3", "p4"]
 
 
 def test_a_table_of_multi_line_cells_is_read_row_by_row():

@@ -1,6 +1,9 @@
 """Margin notes: a narrow, sparse side column outside the text block (option names and
 'New: 2018-03-24' stamps in package manuals, glosses in textbooks) is taken out before the
-body is laid out, then each group of notes is read with the paragraph it stands beside."""
+body is laid out, then each group of notes is read with the paragraph it stands beside, or,
+when every line of it is set in the body's type on a body line's baseline (a command's name
+beside the line describing it, a macro's name beside its code line), row by row with those lines:
+the order of the page's rows, and of a LaTeX PDF's text layer."""
 
 from __future__ import annotations
 
@@ -90,6 +93,7 @@ def weave_notes(blocks: list[Group], groups: list[list[Item]], params: LayoutPar
     above its first line's bottom): after it, or before it when the note is the run's label
     (a one-line note on the row of a one-line run) or reaches well below it (a list of names
     described by a short text). A note above all the body comes first."""
+    blocks, groups = notes_into_rows(blocks, groups, params)
     geometry = [block.items for block in blocks]
     runs = paragraph_runs(geometry, [g[0] for g in groups], params, h)
     keyed = [((r, 1, k), blocks[k]) for r, run in enumerate(runs) for k in run]
@@ -100,6 +104,48 @@ def weave_notes(blocks: list[Group], groups: list[list[Item]], params: LayoutPar
         before = not run_items or _note_leads(group, run_items, params, h)
         keyed.append(((max(r, 0), 0 if before else 2, n), Group(group)))
     return [block for _, block in sorted(keyed, key=lambda t: t[0])]
+
+
+def notes_into_rows(blocks: list[Group], groups: list[list[Item]],
+                    params: LayoutParams) -> tuple[list[Group], list[list[Item]]]:
+    """A note group whose every line stands on a row of its own beside the body (one name
+    per described line, a macro's name beside its code line) is read row by row: each line
+    with the body line it stands on, before it from the left margin, after it from the right.
+    Returns the blocks with those notes inside and the groups still to place."""
+    out = [Group(list(b.items), b.kind, b.rows) for b in blocks]
+    where = [(k, it) for k, b in enumerate(out) if b.rows is None for it in b.items]
+    rest = []
+    for group in groups:
+        partners = [_row_partner(note, where, params) for note in group]
+        aligned = all(p is not None and _on_its_baseline(note, p[1], params)
+                      for note, p in zip(group, partners))
+        if not aligned or len({id(p[1]) for p in partners}) < len(partners):
+            rest.append(group)
+            continue
+        for note, (k, body, left) in zip(group, partners):
+            at = next(i for i, it in enumerate(out[k].items) if it is body)
+            out[k].items.insert(at if left else at + 1, note)
+    return out, rest
+
+
+def _on_its_baseline(note: Item, body: Item, params: LayoutParams) -> bool:
+    """Set in the body's size on the body line's baseline. Notes in a smaller type (l3doc's
+    'New: 2018-03-24' stamps under a function's name) describe the paragraph and are read
+    after it."""
+    return (abs(note.cy - body.cy) <= params.note_baseline * body.h
+            and note.h >= params.note_size * body.h)
+
+
+def _row_partner(note: Item, where: list[tuple[int, Item]],
+                 params: LayoutParams) -> tuple[int, Item, bool] | None:
+    """(block, body item, note on the left) for the body line a note line stands beside:
+    the nearest on its row, or None."""
+    row = [(k, it) for k, it in where if same_row(note, it, params)]
+    if not row:
+        return None
+    left = note.x1 <= min(it.x0 for _, it in row)
+    k, it = (min(row, key=lambda t: t[1].x0) if left else max(row, key=lambda t: t[1].x1))
+    return k, it, left
 
 
 def _note_leads(group: list[Item], run: list[Item], params: LayoutParams, h: float) -> bool:

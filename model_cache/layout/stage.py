@@ -10,7 +10,8 @@
    taken out and read together as one `figure` block. A rule from the ink that runs across a
    gutter between rows of text, or a closed one down it, makes the two sides one ruled table
    (order.py).
-2. Margin notes are taken out and woven back beside their paragraphs (margin_notes.py).
+2. Margin notes are taken out and woven back beside their paragraphs, or into the rows whose
+   baselines they share (margin_notes.py).
 3. The body is cut into regions and columns and read into paragraph-sized blocks (order.py);
    an index's padded OCR boxes are trimmed to their ink at its column edges first (tab_stops.py).
 4. Blocks get their kinds (kinds.py).
