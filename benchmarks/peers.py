@@ -45,16 +45,17 @@ def _dist_version(name: str) -> str:
 
 
 def engine_code_digest(engine: str) -> str:
-    """A short digest of the engine's source and model files: the engine changes while the
-    project is developed, and results (or cached results) must say which code produced them."""
+    """A short digest of the engine's source and model files and of the layout stage every engine
+    shares: they change while the project is developed, and results (or cached results) must say
+    which code produced them."""
     import hashlib
 
-    folder = REPO / "model_cache" / engine
     digest = hashlib.sha256()
-    for path in sorted(folder.rglob("*")):
-        if path.is_file() and path.suffix in (".py", ".json", ".param", ".txt"):
-            digest.update(path.relative_to(folder).as_posix().encode())
-            digest.update(path.read_bytes())
+    for folder in (REPO / "model_cache" / engine, REPO / "model_cache" / "layout"):
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and path.suffix in (".py", ".json", ".param", ".txt"):
+                digest.update(path.relative_to(REPO).as_posix().encode())
+                digest.update(path.read_bytes())
     return digest.hexdigest()[:10]
 
 
