@@ -3,7 +3,7 @@
 import numpy as np
 
 from model_cache.layout import from_line, layout_page
-from model_cache.ppocr.leaders import leader_pairs, with_leaders
+from model_cache.ppocr.leaders import leader_pairs, missed_targets, with_leaders
 from outputs.model import Line
 
 
@@ -136,3 +136,46 @@ def test_a_table_of_contents_keeps_its_rows_in_markdown():
     blocks = build_blocks(img, lines, 1000)
     assert len(blocks) == 1 and blocks[0].kind == "table"
     assert block_markdown(blocks[0]).split("  \n") == ["Introduction ... 29", "Packaging ... 31"]
+
+
+def _targets(img: np.ndarray, lines: list[Line]) -> list[tuple[float, float, float, float]]:
+    return missed_targets(img, [from_line(line) for line in lines])
+
+
+def test_a_leader_to_no_box_gives_the_ink_at_its_end():
+    """The detector found 'Introduction' but not '29': the dots lead to the number's ink."""
+    (box,) = _targets(_page_with("dots"), _lines()[:1])
+    x0, y0, x1, y1 = box
+    assert 890 <= x0 <= 900 and 930 <= x1 <= 940 and (y0, y1) == (30, 70)
+
+
+def test_no_target_where_a_box_was_found_or_nothing_follows_the_dots():
+    assert _targets(_page_with("dots"), _lines()) == []  # the number has its box
+    img = _page_with("dots")
+    img[35:65, 900:930] = 255  # dots running to nothing
+    assert _targets(img, _lines()[:1]) == []
+    assert _targets(_page_with("broken dots"), _lines()[:1]) == []  # a gutter between two leaders
+    assert _targets(_page_with("rule"), _lines()[:1]) == []
+
+
+def test_the_engine_reads_the_number_a_leader_runs_to():
+    """A page number the detector missed is read from its ink and joins the row."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    from model_cache.engine import EngineOptions
+    from model_cache.registry import create_engine
+
+    font = ImageFont.truetype("/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf", 28)
+    image = Image.new("RGB", (1000, 100), "white")
+    draw = ImageDraw.Draw(image)
+    draw.text((20, 30), "Introduction", font=font, fill="black")
+    draw.text((900, 30), "29", font=font, fill="black")
+    img = np.asarray(image).copy()
+    for x in range(240, 880, 16):
+        img[56:60, x:x + 4] = 0
+    title = Line("Introduction", 0.99, [[15, 28], [205, 28], [205, 68], [15, 68]])
+    engine = create_engine("ppocr", EngineOptions(threads=1))
+    lines = engine._with_leader_targets(img, [from_line(title)])
+    assert [line.text for line in lines] == ["Introduction", "29"]
+    blocks = layout_page(with_leaders(img, lines), 1000, 100)
+    assert [line.text for block in blocks for line in block.lines] == ["Introduction ... 29"]

@@ -37,6 +37,7 @@ next, then the values in brackets):
 from __future__ import annotations
 
 import os
+import re
 import time
 from dataclasses import dataclass, replace
 from typing import Any
@@ -46,14 +47,14 @@ from PIL import Image
 
 from model_cache.engine import EngineError, EngineOptions
 from model_cache.heap import release_free_memory
-from model_cache.layout import from_line, layout_page
+from model_cache.layout import LayoutLine, from_line, layout_page
 from model_cache.layout.replay import ENV as LINE_CACHE_ENV
 from model_cache.layout.replay import PageLines, cached
 from model_cache.ppocr.assets import MODEL_NAME, ModelSet, load_model_set
 from model_cache.ppocr.bullets import with_bullets
 from model_cache.ppocr.detection import DetParams, TextBox, detect
 from model_cache.ppocr.figures import non_text
-from model_cache.ppocr.leaders import with_leaders
+from model_cache.ppocr.leaders import missed_targets, with_leaders
 from model_cache.ppocr.orientation import (OrientParams, rotate_boxes, rotate_image,
                                            upside_down, vertical_share)
 from model_cache.ppocr.crops import rectify
@@ -267,7 +268,7 @@ class PPOCREngine:
     def _finish(self, rgb: np.ndarray, page: PageLines, timings: dict[str, float]) -> PageResult:
         mark = time.perf_counter()
         upright = rotate_image(rgb, page.rotation)
-        lines = with_leaders(upright, with_bullets(upright, page.lines))
+        lines = with_leaders(upright, self._with_leader_targets(upright, with_bullets(upright, page.lines)))
         figures, rules = non_text(upright, lines)
         skew = text_skew(upright, lines)
         timings["annotate"] = time.perf_counter() - mark
@@ -277,6 +278,18 @@ class PPOCREngine:
         timings["total"] = sum(timings.get(k, 0.0) for k in ("detect", "orient", "recognize", "annotate", "layout"))
         return PageResult.from_blocks(blocks, width=page.width, height=page.height,
                                       engine=self.name, rotation=page.rotation, timings=timings)
+
+    def _with_leader_targets(self, rgb: np.ndarray, lines: list[LayoutLine]) -> list[LayoutLine]:
+        """`lines` and the page numbers that dot leaders run to where the detector found no box,
+        read from the ink at the leaders' ends."""
+        quads = [np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], dtype=np.float32)
+                 for x0, y0, x1, y1 in missed_targets(rgb, lines)]
+        if not quads:
+            return lines
+        reads = self._read([rectify(rgb, quad, self.params.rec) for quad in quads])
+        found = [self._line(TextBox(quad, 1.0), read) for quad, read in zip(quads, reads)]
+        return lines + [from_line(line) for line in found
+                        if line.conf >= self.params.rec_min_score and LEADER_TARGET.fullmatch(line.text.strip())]
 
     def _orient(self, rgb: np.ndarray, boxes: list[TextBox],
                 timings: dict[str, float]) -> tuple[np.ndarray, list[TextBox], int]:
@@ -361,6 +374,10 @@ class PPOCREngine:
             results[i] = recognize(self.rec, crops[i], self.dictionary, self.params.rec, self.rec_logits,
                                    self.rec_head)
         return results  # type: ignore[return-value]
+
+
+# What a dot leader runs to: a page number, a range or a list of them, in arabic or roman figures.
+LEADER_TARGET = re.compile(r"[0-9ivxlcdmIVXLCDM]+(?:\s*[-–,]\s*[0-9ivxlcdmIVXLCDM]+)*")
 
 
 def _det_turns(options: EngineOptions, defaults: dict[str, Any]) -> bool:

@@ -133,3 +133,112 @@ def with_leaders(rgb: np.ndarray, lines: list[LayoutLine]) -> list[LayoutLine]:
     """`lines`, each that a dot leader joins to the next box on its row annotated `leader`."""
     starts = {i for i, _ in leader_pairs(rgb, lines)}
     return [replace(line, leader=True) if i in starts else line for i, line in enumerate(lines)]
+
+
+MAX_TARGET_WIDTH = 5.0  # a leader's target ("29", "4, 117", "xiv") at most this many row heights wide
+MIN_LEADER_DOTS = 4
+
+
+def missed_targets(rgb: np.ndarray, lines: list[LayoutLine]) -> list[tuple[float, float, float, float]]:
+    """Boxes (x0, y0, x1, y1) of the ink a dot leader runs to where the detector found no box:
+    the page number of "Title . . . . 29" read as "Title" alone (a lone thin "1", old-style or
+    coloured figures). Each is looked for right of a line that no found leader starts from, up
+    to the next box on its row."""
+    boxes = [line_bounds(line) for line in lines]
+    if not boxes:
+        return []
+    rights = _next_on_row(np.asarray(boxes), page_slope(lines, boxes), rgb.shape[1])
+    starts = {i for i, _ in leader_pairs(rgb, lines)}
+    found = []
+    for i, box in enumerate(boxes):
+        h = box[3] - box[1]
+        if i in starts or h <= 0 or rights[i] - box[2] < 3 * h or not _dots_start(rgb, box):
+            continue
+        target = _target_after_dots(rgb, box, rights[i])
+        if target is not None:
+            found.append(target)
+    return found
+
+
+def _next_on_row(boxes: np.ndarray, slope: float, width: float) -> np.ndarray:
+    """For each box, the left edge of the nearest box right of it on its row (_same_row), else
+    the page's width."""
+    x0, y0, x1, y1 = boxes.T
+    cx, cy, h = (x0 + x1) / 2, (y0 + y1) / 2, y1 - y0
+    short = np.minimum(h[:, None], h[None, :])
+    level = np.abs(cy[:, None] + slope * (cx[None, :] - cx[:, None]) - cy[None, :]) <= 0.4 * short
+    overlap = np.minimum(y1[:, None], y1[None, :]) - np.maximum(y0[:, None], y0[None, :]) >= 0.6 * short
+    right_of = x0[None, :] > x1[:, None]
+    return np.where((level | overlap) & right_of, x0[None, :], width).min(axis=1)
+
+
+def _band(rgb: np.ndarray, x0: float, x1: float, y0: float, y1: float,
+          smooth: bool = True) -> tuple[np.ndarray, float] | None:
+    """(the darkest channel of the page between x0..x1 and y0..y1, its ink threshold); None
+    where it is empty or holds no contrast. The darkest channel keeps coloured ink (red or blue
+    page numbers of a hyperlinked index) as dark as black; `smooth` takes specks out first."""
+    xs, xe = max(0, int(np.ceil(x0))), min(rgb.shape[1], int(x1))
+    ys, ye = max(0, int(y0)), min(rgb.shape[0], int(np.ceil(y1)))
+    if xe <= xs or ye <= ys:
+        return None
+    band = np.ascontiguousarray(rgb[ys:ye, xs:xe].min(axis=2))
+    if smooth:
+        band = cv2.medianBlur(band, 3)
+    lo, hi = int(band.min()), int(band.max())
+    return (band, (lo + hi) / 2) if hi - lo >= 60 else None
+
+
+def _dots_start(rgb: np.ndarray, box: tuple[float, float, float, float]) -> bool:
+    """Cheap first look: small blobs in the lower part of the row just right of the box."""
+    x0, y0, x1, y1 = box
+    h = y1 - y0
+    found = _band(rgb, x1, x1 + 4 * h, y0 + 0.35 * h, y1, smooth=False)
+    if found is None:
+        return False
+    count, _, stats, _ = cv2.connectedComponentsWithStats((found[0] < found[1]).astype(np.uint8), connectivity=8)
+    small = (stats[1:, cv2.CC_STAT_WIDTH] <= 0.3 * h) & (stats[1:, cv2.CC_STAT_HEIGHT] <= 0.3 * h)
+    return int(small.sum()) >= 2
+
+
+def _target_after_dots(rgb: np.ndarray, box: tuple[float, float, float, float],
+                       right: float) -> tuple[float, float, float, float] | None:
+    """The ink after a run of leader dots that starts at the box's right end, or None."""
+    x0, y0, x1, y1 = box
+    h = y1 - y0
+    xs = max(0, int(np.ceil(x1)))
+    found = _band(rgb, x1, right, y0, y1)
+    if found is None:
+        return None
+    band, threshold = found
+    count, _, stats, centroids = cv2.connectedComponentsWithStats((band < threshold).astype(np.uint8), 8)
+    order = np.argsort(stats[1:count, cv2.CC_STAT_LEFT]) + 1
+    small = (stats[:, cv2.CC_STAT_WIDTH] <= 0.3 * h) & (stats[:, cv2.CC_STAT_HEIGHT] <= 0.3 * h)
+    dots = []
+    for k in order:
+        if not small[k]:
+            break
+        dots.append(k)
+    if len(dots) < MIN_LEADER_DOTS or stats[dots[0], cv2.CC_STAT_LEFT] > 2.5 * h:
+        return None
+    centres = centroids[dots]
+    pitch = np.diff(centres[:, 0])
+    typical = float(np.median(pitch))
+    if (typical <= 0 or np.mean(np.abs(pitch - typical) <= 0.35 * typical) < 0.8
+            or pitch.max() > MAX_DOT_BREAK * typical or not _on_one_line(centres, h)):
+        return None
+    rest = order[len(dots):]
+    if not len(rest):
+        return None
+    first = rest[0]
+    last_dot_end = stats[dots[-1], cv2.CC_STAT_LEFT] + stats[dots[-1], cv2.CC_STAT_WIDTH]
+    if stats[first, cv2.CC_STAT_LEFT] - last_dot_end > max(3 * typical, 1.5 * h):
+        return None  # the dots stop short of anything: not a leader to a target
+    left, end = stats[first, cv2.CC_STAT_LEFT], stats[first, cv2.CC_STAT_LEFT] + stats[first, cv2.CC_STAT_WIDTH]
+    for k in rest[1:]:  # the target: ink up to a blank wider than a word space
+        if stats[k, cv2.CC_STAT_LEFT] - end > 0.8 * h:
+            break
+        end = max(end, stats[k, cv2.CC_STAT_LEFT] + stats[k, cv2.CC_STAT_WIDTH])
+    if end - left > MAX_TARGET_WIDTH * h or end - left < 0.15 * h:
+        return None
+    pad = 0.2 * h
+    return (xs + left - pad, y0, min(float(rgb.shape[1]), xs + end + pad), y1)
