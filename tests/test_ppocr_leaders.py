@@ -179,3 +179,9 @@ def test_the_engine_reads_the_number_a_leader_runs_to():
     assert [line.text for line in lines] == ["Introduction", "29"]
     blocks = layout_page(with_leaders(img, lines), 1000, 100)
     assert [line.text for block in blocks for line in block.lines] == ["Introduction ... 29"]
+
+
+def test_what_a_leader_may_run_to():
+    from model_cache.ppocr.leaders import reads_as_page_numbers
+    assert all(map(reads_as_page_numbers, ["29", "4, 117", "16, 42, 44", "xiv", "12-15", " 7 "]))
+    assert not any(map(reads_as_page_numbers, ["", "Fischer)", "a.b", "29 and", "..."]))

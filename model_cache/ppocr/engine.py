@@ -37,7 +37,6 @@ next, then the values in brackets):
 from __future__ import annotations
 
 import os
-import re
 import time
 from dataclasses import dataclass, replace
 from typing import Any
@@ -54,7 +53,7 @@ from model_cache.ppocr.assets import MODEL_NAME, ModelSet, load_model_set
 from model_cache.ppocr.bullets import with_bullets
 from model_cache.ppocr.detection import DetParams, TextBox, detect
 from model_cache.ppocr.figures import non_text
-from model_cache.ppocr.leaders import missed_targets, with_leaders
+from model_cache.ppocr.leaders import missed_targets, reads_as_page_numbers, with_leaders
 from model_cache.ppocr.orientation import (OrientParams, rotate_boxes, rotate_image,
                                            upside_down, vertical_share)
 from model_cache.ppocr.crops import rectify
@@ -289,7 +288,7 @@ class PPOCREngine:
         reads = self._read([rectify(rgb, quad, self.params.rec) for quad in quads])
         found = [self._line(TextBox(quad, 1.0), read) for quad, read in zip(quads, reads)]
         return lines + [from_line(line) for line in found
-                        if line.conf >= self.params.rec_min_score and LEADER_TARGET.fullmatch(line.text.strip())]
+                        if line.conf >= self.params.rec_min_score and reads_as_page_numbers(line.text)]
 
     def _orient(self, rgb: np.ndarray, boxes: list[TextBox],
                 timings: dict[str, float]) -> tuple[np.ndarray, list[TextBox], int]:
@@ -374,10 +373,6 @@ class PPOCREngine:
             results[i] = recognize(self.rec, crops[i], self.dictionary, self.params.rec, self.rec_logits,
                                    self.rec_head)
         return results  # type: ignore[return-value]
-
-
-# What a dot leader runs to: a page number, a range or a list of them, in arabic or roman figures.
-LEADER_TARGET = re.compile(r"[0-9ivxlcdmIVXLCDM]+(?:\s*[-–,]\s*[0-9ivxlcdmIVXLCDM]+)*")
 
 
 def _det_turns(options: EngineOptions, defaults: dict[str, Any]) -> bool:

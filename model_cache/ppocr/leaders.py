@@ -5,6 +5,7 @@ layout stage joins the row into "Title ... 29"."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import cv2
@@ -203,42 +204,54 @@ def _dots_start(rgb: np.ndarray, box: tuple[float, float, float, float]) -> bool
 def _target_after_dots(rgb: np.ndarray, box: tuple[float, float, float, float],
                        right: float) -> tuple[float, float, float, float] | None:
     """The ink after a run of leader dots that starts at the box's right end, or None."""
-    x0, y0, x1, y1 = box
+    _, y0, x1, y1 = box
     h = y1 - y0
-    xs = max(0, int(np.ceil(x1)))
     found = _band(rgb, x1, right, y0, y1)
     if found is None:
         return None
     band, threshold = found
     count, _, stats, centroids = cv2.connectedComponentsWithStats((band < threshold).astype(np.uint8), 8)
-    order = np.argsort(stats[1:count, cv2.CC_STAT_LEFT]) + 1
-    small = (stats[:, cv2.CC_STAT_WIDTH] <= 0.3 * h) & (stats[:, cv2.CC_STAT_HEIGHT] <= 0.3 * h)
-    dots = []
-    for k in order:
-        if not small[k]:
-            break
-        dots.append(k)
-    if len(dots) < MIN_LEADER_DOTS or stats[dots[0], cv2.CC_STAT_LEFT] > 2.5 * h:
+    spans = [(int(s[cv2.CC_STAT_LEFT]), int(s[cv2.CC_STAT_LEFT] + s[cv2.CC_STAT_WIDTH]),
+              bool(s[cv2.CC_STAT_WIDTH] <= 0.3 * h and s[cv2.CC_STAT_HEIGHT] <= 0.3 * h), centroids[k])
+             for k, s in enumerate(stats) if k > 0]
+    spans.sort(key=lambda span: span[0])
+    dots = len(spans) if all(span[2] for span in spans) else next(k for k, span in enumerate(spans) if not span[2])
+    pitch = _leader_pitch(np.array([span[3] for span in spans[:dots]]), spans[0][0] if spans else 0, h)
+    if pitch is None or dots == len(spans) or spans[dots][0] - spans[dots - 1][1] > max(3 * pitch, 1.5 * h):
+        return None  # no leader, or dots that stop short of anything
+    left, end = _target_span(spans[dots:], h)
+    if end - left > MAX_TARGET_WIDTH * h or end - left < 0.15 * h:
         return None
-    centres = centroids[dots]
+    xs, pad = max(0, int(np.ceil(x1))), 0.2 * h
+    return (xs + left - pad, y0, min(float(rgb.shape[1]), xs + end + pad), y1)
+
+
+def _leader_pitch(centres: np.ndarray, start: float, h: float) -> float | None:
+    """The dots' pitch when they are a leader: at least MIN_LEADER_DOTS, starting within 2.5 row
+    heights of the box, regular, unbroken and on one line; else None."""
+    if len(centres) < MIN_LEADER_DOTS or start > 2.5 * h:
+        return None
     pitch = np.diff(centres[:, 0])
     typical = float(np.median(pitch))
     if (typical <= 0 or np.mean(np.abs(pitch - typical) <= 0.35 * typical) < 0.8
             or pitch.max() > MAX_DOT_BREAK * typical or not _on_one_line(centres, h)):
         return None
-    rest = order[len(dots):]
-    if not len(rest):
-        return None
-    first = rest[0]
-    last_dot_end = stats[dots[-1], cv2.CC_STAT_LEFT] + stats[dots[-1], cv2.CC_STAT_WIDTH]
-    if stats[first, cv2.CC_STAT_LEFT] - last_dot_end > max(3 * typical, 1.5 * h):
-        return None  # the dots stop short of anything: not a leader to a target
-    left, end = stats[first, cv2.CC_STAT_LEFT], stats[first, cv2.CC_STAT_LEFT] + stats[first, cv2.CC_STAT_WIDTH]
-    for k in rest[1:]:  # the target: ink up to a blank wider than a word space
-        if stats[k, cv2.CC_STAT_LEFT] - end > 0.8 * h:
+    return typical
+
+
+def _target_span(spans: list, h: float) -> tuple[int, int]:
+    """(left, right) of the ink from the first blob on, up to a blank wider than a word space."""
+    left, end = spans[0][0], spans[0][1]
+    for x0, x1, _, _ in spans[1:]:
+        if x0 - end > 0.8 * h:
             break
-        end = max(end, stats[k, cv2.CC_STAT_LEFT] + stats[k, cv2.CC_STAT_WIDTH])
-    if end - left > MAX_TARGET_WIDTH * h or end - left < 0.15 * h:
-        return None
-    pad = 0.2 * h
-    return (xs + left - pad, y0, min(float(rgb.shape[1]), xs + end + pad), y1)
+        end = max(end, x1)
+    return left, end
+
+
+# What a dot leader runs to: a page number, a range or a list of them, in arabic or roman figures.
+_PAGE_NUMBERS = re.compile(r"[0-9ivxlcdmIVXLCDM]+(?:\s*[-–,]\s*[0-9ivxlcdmIVXLCDM]+)*")
+
+
+def reads_as_page_numbers(text: str) -> bool:
+    return bool(_PAGE_NUMBERS.fullmatch(text.strip()))
