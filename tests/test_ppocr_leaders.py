@@ -175,9 +175,10 @@ def test_the_engine_reads_the_number_a_leader_runs_to():
         img[56:60, x:x + 4] = 0
     title = Line("Introduction", 0.99, [[15, 28], [205, 28], [205, 68], [15, 68]])
     engine = create_engine("ppocr", EngineOptions(threads=1))
-    lines = engine._with_leader_targets(img, [from_line(title)])
+    lines = with_leaders(img, [from_line(title)], lambda boxes: engine._read_boxes(img, boxes))
     assert [line.text for line in lines] == ["Introduction", "29"]
-    blocks = layout_page(with_leaders(img, lines), 1000, 100)
+    assert lines[0].leader
+    blocks = layout_page(lines, 1000, 100)
     assert [line.text for block in blocks for line in block.lines] == ["Introduction ... 29"]
 
 

@@ -53,7 +53,7 @@ from model_cache.ppocr.assets import MODEL_NAME, ModelSet, load_model_set
 from model_cache.ppocr.bullets import with_bullets
 from model_cache.ppocr.detection import DetParams, TextBox, detect
 from model_cache.ppocr.figures import non_text
-from model_cache.ppocr.leaders import missed_targets, reads_as_page_numbers, with_leaders
+from model_cache.ppocr.leaders import Box, reads_as_page_numbers, with_leaders
 from model_cache.ppocr.orientation import (OrientParams, rotate_boxes, rotate_image,
                                            upside_down, vertical_share)
 from model_cache.ppocr.crops import rectify
@@ -267,7 +267,8 @@ class PPOCREngine:
     def _finish(self, rgb: np.ndarray, page: PageLines, timings: dict[str, float]) -> PageResult:
         mark = time.perf_counter()
         upright = rotate_image(rgb, page.rotation)
-        lines = with_leaders(upright, self._with_leader_targets(upright, with_bullets(upright, page.lines)))
+        lines = with_leaders(upright, with_bullets(upright, page.lines),
+                             lambda boxes: self._read_boxes(upright, boxes))
         figures, rules = non_text(upright, lines)
         skew = text_skew(upright, lines)
         timings["annotate"] = time.perf_counter() - mark
@@ -278,17 +279,13 @@ class PPOCREngine:
         return PageResult.from_blocks(blocks, width=page.width, height=page.height,
                                       engine=self.name, rotation=page.rotation, timings=timings)
 
-    def _with_leader_targets(self, rgb: np.ndarray, lines: list[LayoutLine]) -> list[LayoutLine]:
-        """`lines` and the page numbers that dot leaders run to where the detector found no box,
-        read from the ink at the leaders' ends."""
-        quads = [np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], dtype=np.float32)
-                 for x0, y0, x1, y1 in missed_targets(rgb, lines)]
-        if not quads:
-            return lines
+    def _read_boxes(self, rgb: np.ndarray, boxes: list[Box]) -> list[LayoutLine]:
+        """The page numbers read in boxes the detector did not find (where dot leaders end)."""
+        quads = [np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], dtype=np.float32) for x0, y0, x1, y1 in boxes]
         reads = self._read([rectify(rgb, quad, self.params.rec) for quad in quads])
         found = [self._line(TextBox(quad, 1.0), read) for quad, read in zip(quads, reads)]
-        return lines + [from_line(line) for line in found
-                        if line.conf >= self.params.rec_min_score and reads_as_page_numbers(line.text)]
+        return [from_line(line) for line in found
+                if line.conf >= self.params.rec_min_score and reads_as_page_numbers(line.text)]
 
     def _orient(self, rgb: np.ndarray, boxes: list[TextBox],
                 timings: dict[str, float]) -> tuple[np.ndarray, list[TextBox], int]:

@@ -6,6 +6,7 @@ layout stage joins the row into "Title ... 29"."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 
 import cv2
@@ -13,12 +14,14 @@ import numpy as np
 
 from model_cache.layout.lines import LayoutLine
 
+Box = tuple[float, float, float, float]  # x0, y0, x1, y1
+
 MAX_DOT_BREAK = 3.0  # the widest gap between two dots of one leader, in dot pitches (a speck lost)
 MAX_DOT_SLOPE = 0.05  # dy/dx of the line through the dots: a scan's skew, not a slant across letters
 MAX_DOT_OFF = 0.1  # how far a dot may sit off that line, in row heights (4 in 5 dots must not)
 
 
-def line_bounds(line: LayoutLine) -> tuple[float, float, float, float]:
+def line_bounds(line: LayoutLine) -> Box:
     pts = np.asarray(line.box, dtype=np.float64)
     return pts[:, 0].min(), pts[:, 1].min(), pts[:, 0].max(), pts[:, 1].max()
 
@@ -47,17 +50,25 @@ def is_leader(gray: np.ndarray, x0: float, x1: float, y0: float, y1: float,
         return False
     if (blobs[:, cv2.CC_STAT_WIDTH] > 0.35 * h).any() or (blobs[:, cv2.CC_STAT_HEIGHT] > 0.35 * h).any():
         return False  # wider or taller than a dot: a letter, a rule
-    if not _on_one_line(centroids[1:count][inside], h):
-        return False  # specks from the letters of the row below or above, not a leader's dots
+    typical = _dot_pitch(centroids[1:count][inside], h)
+    if typical is None:
+        return False
     xs = np.sort(centroids[1:count][inside, 0])
-    pitch = np.diff(xs)
+    return bool(xs[0] < 2.5 * typical and (right - left) - xs[-1] < 2.5 * typical)  # it fills the gap
+
+
+def _dot_pitch(centres: np.ndarray, h: float) -> float | None:
+    """The pitch of blobs (centres x, y) that read as one leader's dots: on one nearly level line
+    (not specks from the letters of the rows above and below), at a regular pitch, unbroken;
+    else None. A leader runs unbroken to its target: dots that stop and start again after a
+    blank of several pitches are two leaders, either side of a column gutter (a tight index)."""
+    if not _on_one_line(centres, h):
+        return None
+    pitch = np.diff(np.sort(centres[:, 0]))
     typical = float(np.median(pitch))
     regular = np.mean(np.abs(pitch - typical) <= 0.35 * typical) >= 0.8
-    covered = xs[0] < 2.5 * typical and (right - left) - xs[-1] < 2.5 * typical
-    # A leader runs unbroken to its target: dots that stop and start again after a blank of
-    # several pitches are two leaders, on either side of a column gutter (a tight index).
     unbroken = pitch.max() <= MAX_DOT_BREAK * typical
-    return bool(typical > 0 and regular and covered and unbroken)
+    return typical if typical > 0 and regular and unbroken else None
 
 
 def _on_one_line(centres: np.ndarray, h: float) -> bool:
@@ -82,14 +93,14 @@ def _slope(line: LayoutLine) -> float:
     return float(((y1 - y0) + (y2 - y3)) / run) if run > 0 else 0.0
 
 
-def page_slope(lines: list[LayoutLine], boxes: list[tuple[float, float, float, float]]) -> float:
+def page_slope(lines: list[LayoutLine], boxes: list[Box]) -> float:
     """The median slope of the page's long boxes (short ones, like 'dirs' or a page number,
     give no direction of their own)."""
     slopes = [_slope(line) for line, (x0, y0, x1, y1) in zip(lines, boxes) if x1 - x0 > 3 * (y1 - y0)]
     return float(np.median(slopes)) if slopes else 0.0
 
 
-def _same_row(a: tuple[float, float, float, float], b: tuple[float, float, float, float], slope: float) -> bool:
+def _same_row(a: Box, b: Box, slope: float) -> bool:
     """b's centre lies on a's centre line carried across the gap, within 0.4 of a box height."""
     ax0, ay0, ax1, ay1 = a
     bx0, by0, bx1, by1 = b
@@ -130,9 +141,18 @@ def _gap_has_leader(rgb: np.ndarray, x0: float, x1: float, y0: float, y1: float,
     return is_leader(gray, 0, xe - xs, 0, ye - ys, row)
 
 
-def with_leaders(rgb: np.ndarray, lines: list[LayoutLine]) -> list[LayoutLine]:
-    """`lines`, each that a dot leader joins to the next box on its row annotated `leader`."""
+def with_leaders(rgb: np.ndarray, lines: list[LayoutLine],
+                 read_targets: Callable[[list[Box]], list[LayoutLine]] | None = None) -> list[LayoutLine]:
+    """`lines`, each that a dot leader joins to the next box on its row annotated `leader`.
+    With `read_targets` (boxes -> the lines read there), the page numbers that leaders run to
+    where the detector found no box (missed_targets) are read and added first."""
     starts = {i for i, _ in leader_pairs(rgb, lines)}
+    if read_targets is not None:
+        targets = missed_targets(rgb, lines, starts)
+        found = read_targets(targets) if targets else []
+        if found:
+            lines = lines + found
+            starts = {i for i, _ in leader_pairs(rgb, lines)}
     return [replace(line, leader=True) if i in starts else line for i, line in enumerate(lines)]
 
 
@@ -140,16 +160,17 @@ MAX_TARGET_WIDTH = 5.0  # a leader's target ("29", "4, 117", "xiv") at most this
 MIN_LEADER_DOTS = 4
 
 
-def missed_targets(rgb: np.ndarray, lines: list[LayoutLine]) -> list[tuple[float, float, float, float]]:
+def missed_targets(rgb: np.ndarray, lines: list[LayoutLine], starts: set[int] | None = None) -> list[Box]:
     """Boxes (x0, y0, x1, y1) of the ink a dot leader runs to where the detector found no box:
     the page number of "Title . . . . 29" read as "Title" alone (a lone thin "1", old-style or
     coloured figures). Each is looked for right of a line that no found leader starts from, up
-    to the next box on its row."""
+    to the next box on its row. `starts`: the lines found leaders start from, if known."""
     boxes = [line_bounds(line) for line in lines]
     if not boxes:
         return []
     rights = _next_on_row(np.asarray(boxes), page_slope(lines, boxes), rgb.shape[1])
-    starts = {i for i, _ in leader_pairs(rgb, lines)}
+    if starts is None:
+        starts = {i for i, _ in leader_pairs(rgb, lines)}
     found = []
     for i, box in enumerate(boxes):
         h = box[3] - box[1]
@@ -189,7 +210,7 @@ def _band(rgb: np.ndarray, x0: float, x1: float, y0: float, y1: float,
     return (band, (lo + hi) / 2) if hi - lo >= 60 else None
 
 
-def _dots_start(rgb: np.ndarray, box: tuple[float, float, float, float]) -> bool:
+def _dots_start(rgb: np.ndarray, box: Box) -> bool:
     """Cheap first look: small blobs in the lower part of the row just right of the box."""
     x0, y0, x1, y1 = box
     h = y1 - y0
@@ -201,8 +222,8 @@ def _dots_start(rgb: np.ndarray, box: tuple[float, float, float, float]) -> bool
     return int(small.sum()) >= 2
 
 
-def _target_after_dots(rgb: np.ndarray, box: tuple[float, float, float, float],
-                       right: float) -> tuple[float, float, float, float] | None:
+def _target_after_dots(rgb: np.ndarray, box: Box,
+                       right: float) -> Box | None:
     """The ink after a run of leader dots that starts at the box's right end, or None."""
     _, y0, x1, y1 = box
     h = y1 - y0
@@ -228,15 +249,10 @@ def _target_after_dots(rgb: np.ndarray, box: tuple[float, float, float, float],
 
 def _leader_pitch(centres: np.ndarray, start: float, h: float) -> float | None:
     """The dots' pitch when they are a leader: at least MIN_LEADER_DOTS, starting within 2.5 row
-    heights of the box, regular, unbroken and on one line; else None."""
+    heights of the box, and _dot_pitch's tests; else None."""
     if len(centres) < MIN_LEADER_DOTS or start > 2.5 * h:
         return None
-    pitch = np.diff(centres[:, 0])
-    typical = float(np.median(pitch))
-    if (typical <= 0 or np.mean(np.abs(pitch - typical) <= 0.35 * typical) < 0.8
-            or pitch.max() > MAX_DOT_BREAK * typical or not _on_one_line(centres, h)):
-        return None
-    return typical
+    return _dot_pitch(centres, h)
 
 
 def _target_span(spans: list, h: float) -> tuple[int, int]:
