@@ -108,16 +108,18 @@ def _read_tail(bin_path: Path, classes: int, depth: int) -> tuple[np.ndarray, np
     """(weights N x K, bias N) as float32 from the end of the .bin, or None when the tags or the
     sizes do not fit it exactly."""
     size = bin_path.stat().st_size
-    for w_tag, b_tag in ((FP16_TAG, FP16_TAG), (FP32_TAG, FP32_TAG), (FP16_TAG, FP32_TAG),
-                         (FP32_TAG, FP16_TAG)):
-        w_size = _aligned(classes * depth * _DTYPES[w_tag].itemsize)
-        b_size = _aligned(classes * _DTYPES[b_tag].itemsize)
-        start = size - (4 + w_size + 4 + b_size)
-        if start < 0:
+    layouts = [(w_tag, b_tag, _aligned(classes * depth * _DTYPES[w_tag].itemsize),
+                _aligned(classes * _DTYPES[b_tag].itemsize))
+               for w_tag, b_tag in ((FP16_TAG, FP16_TAG), (FP32_TAG, FP32_TAG), (FP16_TAG, FP32_TAG),
+                                    (FP32_TAG, FP16_TAG))]
+    longest = min(size, max(8 + w_size + b_size for _, _, w_size, b_size in layouts))
+    with bin_path.open("rb") as f:  # read once: the longest tail any layout could need
+        f.seek(size - longest)
+        end = f.read()
+    for w_tag, b_tag, w_size, b_size in layouts:
+        if 8 + w_size + b_size > size:
             continue
-        with bin_path.open("rb") as f:
-            f.seek(start)
-            tail = f.read()
+        tail = end[len(end) - (8 + w_size + b_size):]
         tags = int(np.frombuffer(tail, "<u4", 1, 0)[0]), int(np.frombuffer(tail, "<u4", 1, 4 + w_size)[0])
         if tags != (w_tag, b_tag):
             continue
