@@ -17,10 +17,11 @@ if TYPE_CHECKING:  # a GPU device owner imports this module and needs no image l
 # and how many pages decode together within what KV-cache budget (batched greedy tokens equal
 # a lone page's: tests/test_hunyuan_batch.py); ppocr's batched recognition (the same text as
 # one crop at a time, tests/test_ppocr_batch.py), crop threads (tests/test_ppocr_crop_threads.py)
-# and the class head in numpy (the same arg-max at every step of the kit's lines: tests/test_class_head.py).
+# and the class head in numpy (the same arg-max at every step of the kit's lines: tests/test_class_head.py);
+# a GPU owner's nets loaded as one (each part's outputs equal its own net's: tests/test_joint_net.py).
 RESULT_NEUTRAL_OPTIONS = frozenset({"low_memory", "fused_decoder", "host_attention", "batch_pages",
                                     "kv_cache_mb", "rec_batch", "rec_strip_steps", "gpu_streams",
-                                    "rec_parallel", "det_turns", "rec_head"})
+                                    "rec_parallel", "det_turns", "rec_head", "gpu_joint"})
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from typing import Iterator
 import ncnn
 import numpy as np
 
+from model_cache.engine import EngineError
 from model_cache.ncnn_graph import read_layers
 from model_cache.ppocr.assets import NetFiles
 from model_cache.ppocr.batch_graph import INDEX_RADIX, BatchGraph, Shapes, Unbatchable, build
@@ -140,8 +141,12 @@ class StripRecognizer:
     (steps, classes) or, with top1, its (2, steps) [probability; class index]."""
 
     def __init__(self, files: NetFiles, options: RuntimeOptions, params: BatchParams, top1: bool,
-                 split_index: bool | None = None):
-        """split_index: the fp16 form of the top-1 tail (default: with top1 on a GPU in fp16)."""
+                 split_index: bool | None = None, load: bool = True):
+        """split_index: the fp16 form of the top-1 tail (default: with top1 on a GPU in fp16).
+        load=False leaves `net` to the caller (use_net), who loads `graph.text` with `options`
+        (a device owner loads it jointly with its detector: joint_net.py)."""
+        self.files = files
+        self.options = options
         self.params = params
         layers = read_layers(files.param)
         softmax_in = next(l for l in layers if l.type == "Softmax").inputs[0]
@@ -158,7 +163,11 @@ class StripRecognizer:
         self.graph: BatchGraph = build(files.param, shapes, top1, keys, split_index=top1 and split_index)
         self.steps = self.maps[softmax_in]
         self.tokens = self.maps[attention_in[0]] if attention_in else None
-        self.net = NcnnNet(files, options, param_text=self.graph.text)
+        self.net: NcnnNet | None = NcnnNet(files, options, param_text=self.graph.text) if load else None
+
+    def use_net(self, net: NcnnNet) -> None:
+        """The net that runs `graph.text` (loaded by the caller, with `options`)."""
+        self.net = net
 
     @property
     def top1(self) -> bool:
@@ -189,6 +198,9 @@ class StripRecognizer:
         return Strip(strip.crops, strip.starts, strip.widths, max(width, strip.width))
 
     def _run_strip(self, strip: Strip, prepared: list[np.ndarray]) -> list[np.ndarray]:
+        net = self.net
+        if net is None:
+            raise EngineError("the strip recogniser's graph is not loaded (use_net)")
         image = np.zeros((3, RecParams.height, strip.width), np.float32)
         for index, x in zip(strip.crops, strip.starts):
             crop = prepared[index]
@@ -206,13 +218,13 @@ class StripRecognizer:
             index = np.arange(self.graph.classes, dtype=np.float32)
             if self.graph.ramp_low is None:
                 inputs[self.graph.ramp] = -index.reshape(1, 1, -1)
-                out = self.net.run_inputs(inputs, self.graph.top1)
+                out = net.run_inputs(inputs, self.graph.top1)
             else:
                 inputs[self.graph.ramp] = -(index // INDEX_RADIX).reshape(1, 1, -1)
                 inputs[self.graph.ramp_low] = -(index % INDEX_RADIX).reshape(1, 1, -1)
-                out = joined_index(self.net.run_inputs(inputs, self.graph.top1))
+                out = joined_index(net.run_inputs(inputs, self.graph.top1))
         else:
-            out = self.net.run_inputs(inputs, self.graph.logits)
+            out = net.run_inputs(inputs, self.graph.logits)
         return self._split(strip, out)
 
     def _split(self, strip: Strip, out: np.ndarray) -> list[np.ndarray]:

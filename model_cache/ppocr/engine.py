@@ -17,6 +17,8 @@ next, then the values in brackets):
   det_precision ("fp32" | "fp16": the detector's storage and arithmetic on a GPU; fp32 gives
   the CPU's lines, fp16 moved 40 of 2144 dense lines by a character or two),
   gpu_streams (2: concurrent net calls in a GPU device owner, service.py),
+  gpu_joint ("on" | "off": a GPU owner loads its detector and strip recogniser as one ncnn net,
+  so each shader is compiled once (joint_net.py); off = two nets),
   rec_precision ("fp32" | "fp16": the strip recogniser on a GPU; fp16 returns its class index
   in two parts, each exact in fp16, batch_graph._top1_tail_fp16),
   conv ("direct" | "gemm": ncnn's convolution kernels for the detector and recogniser; direct
@@ -89,7 +91,7 @@ REC_BLUR = 0.6
 OPTION_NAMES = ("det_limit_side", "det_thresh", "det_box_thresh", "det_unclip_ratio", "rec_min_score",
                 "rec_squeeze", "orientation", "cls_vote_lines", "rec_batch", "rec_strip_steps", "det_precision", "conv",
                 "gpu_streams", "rec_precision", "rec_parallel", "det_turns", "rec_blur",
-                "rec_head")
+                "rec_head", "gpu_joint")
 
 
 def params_from(options: EngineOptions, defaults: dict[str, Any] | None = None,

@@ -51,6 +51,25 @@ class NetStats:
         self.uploaded += uploaded
 
 
+def configured_net(options: RuntimeOptions) -> ncnn.Net:
+    """An empty ncnn.Net with the options' threads, device, kernels and precision."""
+    if options.gpu and not gpu_available():
+        raise EngineError("device 'gpu' requested but ncnn sees no Vulkan device")
+    net = ncnn.Net()
+    net.opt.num_threads = max(1, int(options.threads))
+    net.opt.use_vulkan_compute = bool(options.gpu)
+    if options.direct_conv:
+        net.opt.use_sgemm_convolution = False
+        net.opt.use_winograd_convolution = False
+    if options.gpu:
+        net.set_vulkan_device(options.device_index)
+        if not options.fp16:
+            net.opt.use_fp16_storage = False
+            net.opt.use_fp16_packed = False
+            net.opt.use_fp16_arithmetic = False
+    return net
+
+
 class NcnnNet:
     """An ncnn.Net loaded once; `run` takes an ncnn.Mat (or a float32 CHW array) and
     returns the output blob as a numpy array (copied, so the Mat may be freed), or what
@@ -58,34 +77,36 @@ class NcnnNet:
 
     def __init__(self, files: NetFiles, options: RuntimeOptions, param_text: str | None = None):
         """`param_text`: a rewritten graph (batch_graph.py) over the same .bin."""
-        if options.gpu and not gpu_available():
-            raise EngineError("device 'gpu' requested but ncnn sees no Vulkan device")
+        net = configured_net(options)
+        loaded = net.load_param_mem(param_text) if param_text else net.load_param(str(files.param))
+        if loaded != 0 or net.load_model(str(files.bin)) != 0:
+            raise EngineError(f"ncnn could not load {files.param.name}/{files.bin.name}")
+        self._attach(net, files, options, prefix="")
+
+    @classmethod
+    def part_of(cls, net: ncnn.Net, files: NetFiles, options: RuntimeOptions, prefix: str) -> "NcnnNet":
+        """One graph of a loaded joint net (joint_net.py): its blob and layer names begin with
+        `prefix` there, and callers go on naming them without it."""
+        part = cls.__new__(cls)
+        part._attach(net, files, options, prefix)
+        return part
+
+    def _attach(self, net: ncnn.Net, files: NetFiles, options: RuntimeOptions, prefix: str) -> None:
         self.files = files
-        self.net = ncnn.Net()
-        self.net.opt.num_threads = max(1, int(options.threads))
-        self.net.opt.use_vulkan_compute = bool(options.gpu)
-        if options.direct_conv:
-            self.net.opt.use_sgemm_convolution = False
-            self.net.opt.use_winograd_convolution = False
+        self.options = options
+        self.net = net
+        self.prefix = prefix
         # Own pools, emptied by release(): ncnn's default pools keep every buffer size they
         # ever saw, so memory would grow with each new page size.
         self.blob_pool = ncnn.UnlockedPoolAllocator()
         self.work_pool = ncnn.PoolAllocator()
-        if options.gpu:
-            self.net.set_vulkan_device(options.device_index)
-            if not options.fp16:
-                self.net.opt.use_fp16_storage = False
-                self.net.opt.use_fp16_packed = False
-                self.net.opt.use_fp16_arithmetic = False
-        loaded = self.net.load_param_mem(param_text) if param_text else self.net.load_param(str(files.param))
-        if loaded != 0 or self.net.load_model(str(files.bin)) != 0:
-            raise EngineError(f"ncnn could not load {files.param.name}/{files.bin.name}")
         self.stats = NetStats()
         self._calls = threading.local()  # this thread's last call (a device owner runs several)
         # Layers without a Vulkan kernel run on the host: their input is downloaded and their
         # output uploaded again, inside the same extract call (one more submission each).
-        self.host_layers = [l.type for l in self.net.layers()
-                            if options.gpu and not l.support_vulkan and l.type != "Input"]
+        self.host_layers = [l.type for l in net.layers()
+                            if options.gpu and not l.support_vulkan and l.type != "Input"
+                            and l.name.startswith(prefix)]
 
     def run(self, mat: ncnn.Mat | np.ndarray, output: str | None = None,
             read: Callable[[np.ndarray], Any] | None = None) -> Any:
@@ -111,11 +132,11 @@ class NcnnNet:
                 ex.set_blob_allocator(self.blob_pool)
                 ex.set_workspace_allocator(self.work_pool)
             for name, mat in mats.items():
-                ex.input(name, mat)
+                ex.input(self.prefix + name, mat)
             if consume:  # handed over: the extractor now holds the only reference to each Mat
                 del mat
                 mats.clear()
-            ret, out = ex.extract(output or self.files.output)
+            ret, out = ex.extract(self.prefix + (output or self.files.output))
             if ret != 0:
                 raise EngineError(f"ncnn extract failed ({ret}) in {self.files.param.name}")
             seconds = time.perf_counter() - start

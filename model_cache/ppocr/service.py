@@ -90,20 +90,18 @@ class ServiceStats:
 
 
 class NetService:
-    """The nets of one device and the threads that run them. The detector is loaded here; the
-    recogniser by load_recognizer(), which the owner calls once it serves, so that feeders render
-    their first pages while its pipelines are made (~0.8-1 s on an H200). ncnn's Python binding
-    holds the GIL while it makes them, so the owner's own threads (accepting feeders, detection)
-    wait for the load too (docs/benchmarks.md, "The GPU run's start, piece by piece").
-    Recognition requests wait for it."""
+    """The nets of one device and the threads that run them. On a GPU both nets are loaded here,
+    as one ncnn net (nets.owner_nets). Otherwise the detector is loaded here and the recogniser
+    by load_recognizer(), which the owner calls once it serves; recognition requests wait for it.
+    (ncnn's Python binding holds the GIL while it makes a net's pipelines, so serving early gained
+    little on a GPU: docs/benchmarks.md, "The GPU run's start, piece by piece".)"""
 
     def __init__(self, options: EngineOptions):
         extra = dict(options.extra)
         extra.setdefault("rec_batch", "on")
         self.options = replace(options, service=None, extra=tuple(extra.items()))
         self.models = load_model_set(options.model_dir, options.model)
-        self.det = nets.detector(self.models, self.options)
-        self.strips: StripRecognizer | None = None
+        self.det, self.strips = nets.owner_nets(self.models, self.options)
         gpu = self.det.net.opt.use_vulkan_compute
         # Concurrent calls per net: each takes a Vulkan queue of its own, so one strip's upload
         # and host-side preparation overlap another's compute. A CPU owner keeps one (its nets'
@@ -115,15 +113,24 @@ class NetService:
         self._rec_loaded = threading.Event()
         # What a feeder needs to know (hello); the strips end in the top-1 tail on a GPU.
         self.info = {"top1": gpu, "model": self.models.name, "host_layers": {"det": self.det.host_layers}}
+        if self.strips is not None:
+            self._loaded(self.strips)
 
     def load_recognizer(self) -> None:
         """Load the strip recogniser; recognition requests queue until then. If it cannot be
         loaded this raises, and the owner exits: its feeders' pages are retried, and the
         owner started again reports the failure, which stops the run."""
-        self.strips = nets.strip_recognizer(self.models, self.options)
-        if self.strips is None:
+        if self._rec_loaded.is_set():  # loaded with the detector
+            return
+        strips = nets.strip_recognizer(self.models, self.options)
+        if strips is None:
             raise EngineError("the device owner needs the strip recogniser (rec_batch)")
-        self.info["host_layers"]["rec"] = self.strips.net.host_layers
+        self._loaded(strips)
+
+    def _loaded(self, strips: StripRecognizer) -> None:
+        assert strips.net is not None
+        self.strips = strips
+        self.info["host_layers"]["rec"] = strips.net.host_layers
         self._rec_loaded.set()
 
     def start(self) -> list[threading.Thread]:
