@@ -222,7 +222,7 @@ def owner_main(options: EngineOptions, address: str, control: Connection) -> Non
         threading.Thread(target=service.serve, args=(listener,), name="owner-accept", daemon=True).start()
         control.send(("serving", {**service.info, "serve_seconds": time.perf_counter() - start,
                                   "pid": os.getpid()}))
-        service.load_recognizer()  # feeders render their first pages meanwhile (the load holds the GIL)
+        service.load_recognizer()  # a CPU owner's; a GPU owner loaded both nets as one above
     except Exception as exc:  # EngineError, a missing Vulkan device, a model problem
         control.send(("fatal", f"device owner for {options.device}: {exc}"))
         listener.close()
