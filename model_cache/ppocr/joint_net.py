@@ -5,8 +5,8 @@ the driver making pipelines from them. ncnn caches both per Net, and its Python 
 share one cache between nets (`Option.pipeline_cache` is not exposed). The detector and the
 strip recogniser use mostly the same shader types (convolutions, depthwise convolutions,
 activations, binary ops), so loading them as one net compiles those once: on an H200 the
-device owner's two nets loaded in 1.43-1.91 s (median 1.84) against 1.66-2.46 s (median 2.14)
-as two nets (docs/benchmarks.md, "One net for the GPU owner").
+device owner's nets loaded in 1.75-1.98 s (median 1.78) as one net against 1.89-2.21 s (median
+2.09) as two (docs/benchmarks.md, "One net for the GPU owner").
 
 Each part keeps its graph behind a name prefix; `NcnnNet.part_of` adds it, so callers name
 blobs as before. The weights are the parts' .bin files one after the other, in the order of

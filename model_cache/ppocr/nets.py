@@ -59,7 +59,11 @@ def conv_runtime(options: EngineOptions) -> RuntimeOptions:
 
 
 def detector(models: ModelSet, options: EngineOptions) -> NcnnNet:
-    return NcnnNet(models.det, replace(conv_runtime(options), fp16=_fp16(options, "det_precision", DET_PRECISION)))
+    return NcnnNet(models.det, detector_runtime(options))
+
+
+def detector_runtime(options: EngineOptions) -> RuntimeOptions:
+    return replace(conv_runtime(options), fp16=_fp16(options, "det_precision", DET_PRECISION))
 
 
 def classifier(models: ModelSet, options: EngineOptions) -> NcnnNet:
@@ -86,7 +90,7 @@ def owner_nets(models: ModelSet, options: EngineOptions) -> tuple[NcnnNet, Strip
     """A device owner's detector and, on a GPU, its strip recogniser, loaded as one ncnn net
     where their ncnn options agree (joint_net.py: each shader compiled once). The recogniser is
     None where the owner loads it later on its own (a CPU owner; `gpu_joint=off`)."""
-    det = replace(conv_runtime(options), fp16=_fp16(options, "det_precision", DET_PRECISION))
+    det = detector_runtime(options)
     joint = _joint(options)
     if not det.gpu or not joint:
         return NcnnNet(models.det, det), None
