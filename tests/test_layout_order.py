@@ -347,6 +347,39 @@ def test_a_description_list_as_close_as_an_inked_gutter_stays_row_by_row():
     assert order[:4] == ["label0", "description", "label1", "description"]
 
 
+def _fragmented_index() -> tuple[list[Line], list[str]]:
+    """A tight two-column index: padded boxes touch across the gutter (its ink is 28 px wide) on
+    most rows, while a heading over the left column, a letter heading and short entries in the
+    right one leave box gutters on a few rows."""
+    lines = [_inked("Symbols", 300, 160, 420), _inked("\\beta ... 5", 760, 160, 1100, pad=10)]
+    left = [f"\\entry{k}() ... {k}" for k in range(10)]
+    right = [f"\\other{k}() ... {k}" for k in range(4)] + ["E", "environments:", "pycode ... 4", "pysub ... 4"]
+    for k, text in enumerate(left):
+        lines.append(_inked(text, 100, 200 + 40 * k, 732, pad=12))
+    for k, text in enumerate(right):
+        x0, x1 = {"E": (900, 920)}.get(text, (760, 1100 if k < 4 else 1000))
+        lines.append(_inked(text, x0, 200 + 40 * k, x1, pad=12))
+    return lines, ["Symbols", *left, "\\beta ... 5", *right]
+
+
+def test_an_index_cut_into_fragments_by_its_headings_is_read_column_by_column():
+    lines, expected = _fragmented_index()
+    assert _order(build_blocks(lines, 2339)) == expected
+
+
+def test_a_grid_of_examples_with_a_blank_band_across_both_sides_is_read_cell_row_by_cell_row():
+    """Two rows of two example cells (code over its rendering), their ink 28 px apart, a blank
+    band between the rows across both sides: read as a grid, not as two columns."""
+    lines, expected, y = [], [], 200
+    for row in range(2):
+        for side, x0 in (("left", 100), ("right", 760)):
+            cell = [f"{side} cell {row} line {j} " + "c" * 20 for j in range(3)]
+            lines += [_inked(text, x0, y + 40 * j, x0 + 632, pad=12) for j, text in enumerate(cell)]
+        y += 3 * 40 + 60
+    text = "\n".join(_order(build_blocks(lines, 2339)))
+    assert text.index("right cell 0 line 2") < text.index("left cell 1 line 0")
+
+
 def _index_page(tail) -> list[Line]:
     """Two columns of twelve entries whose ink starts at x=100 and x=760, 40 px apart in ink.
     Their boxes are padded by 6 px, except one left entry's box (row 6), padded by 26 px: its

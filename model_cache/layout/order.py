@@ -100,6 +100,34 @@ def merged_regions(items: list[Item], gutter: float, h: float) -> list[Region]:
     return regions
 
 
+def _join_inked(regions: list[Region], params: LayoutParams, h: float,
+                rules: Sequence[Rect] = ()) -> list[Region]:
+    """Consecutive regions of OCR lines joined into one without a box gutter where a gutter runs
+    down all of them between their lines' ink and parts columns of text (`_ink_split`): a tight
+    index's padded boxes touch across its gutter on most rows, and its letter headings and
+    short rows leave box gutters on a few, so its columns came apart in fragments a few rows
+    deep, each too shallow to be read as columns. The joined region is cut by `_ink_column_split`."""
+    out: list[Region] = []
+    i = 0
+    while i < len(regions):
+        end = i + 1
+        while end < len(regions) and _inked(regions[end]) and _ink_bands(
+                [it for r in regions[i:end + 1] for it in r.items], params, h):
+            end += 1
+        joined = [it for r in regions[i:end] for it in r.items]
+        if end - i > 1 and _inked(regions[i]) and _ink_split(joined, params, h, rules) is not None:
+            out.append(Region(joined))
+            i = end
+            continue
+        out.append(regions[i])
+        i += 1
+    return out
+
+
+def _inked(region: Region) -> bool:
+    return all(it.ink is not None for it in region.items)
+
+
 def _centred(items: list[Item], lo: float, hi: float, h: float) -> bool:
     """Are all the lines centred between lo and hi (within a line height), none from edge to
     edge (a title block)?"""
@@ -229,7 +257,8 @@ def ordered_blocks(items: list[Item], params: LayoutParams, h: float, rules: Seq
     if not items:
         return []
     blocks: list[Group] = []
-    for region in _join_sandwiched(merged_regions(items, params.gutter * h, h), params, h):
+    regions = _join_sandwiched(merged_regions(items, params.gutter * h, h), params, h)
+    for region in _join_inked(regions, params, h, rules):
         pieces = table_rows(region, params, h)
         if pieces is None:
             pieces = ruled_table_pieces(region, rules)
@@ -237,7 +266,7 @@ def ordered_blocks(items: list[Item], params: LayoutParams, h: float, rules: Seq
             for piece in pieces:
                 blocks.extend(ordered_blocks(piece, params, h, rules))
             continue
-        split = _column_split(region, params, rules) or _ink_column_split(region, params, h)
+        split = _column_split(region, params, rules) or _ink_column_split(region, params, h, rules)
         if split is None:
             blocks.extend(leaf_blocks(region.items, params))
         else:
@@ -383,21 +412,38 @@ def _boxes(left: list[Item], right: list[Item], rules: Sequence[Rect]) -> list[t
     return boxes
 
 
-def _ink_column_split(region: Region, params: LayoutParams, h: float) -> tuple[list[Item], list[Item]] | None:
+def _ink_column_split(region: Region, params: LayoutParams, h: float,
+                      rules: Sequence[Rect] = ()) -> tuple[list[Item], list[Item]] | None:
     """A region with no gutter between its boxes, cut where one runs between its lines' ink and
     text columns stand on both sides (`_narrow_gutter`): a detector's padded boxes of a tight
     index or glossary touch across a gutter that the ink leaves open. Nothing else is cut on
     the ink's evidence alone (label/description lists and aligned code sit as close)."""
     if region.gutters or not all(it.ink is not None for it in region.items):
         return None
-    items = region.items
-    bands = interior(free_bands(items, min(i.gx0 for i in items), max(i.gx1 for i in items),
-                                params.gutter * h, ink=True), items, ink=True)
-    for lo, hi in bands:
+    return _ink_split(region.items, params, h, rules)
+
+
+def _ink_bands(items: list[Item], params: LayoutParams, h: float) -> list[tuple[float, float]]:
+    """Gutters between the items' ink (interior bands at least a gutter wide)."""
+    return interior(free_bands(items, min(i.gx0 for i in items), max(i.gx1 for i in items),
+                               params.gutter * h, ink=True), items, ink=True)
+
+
+def _ink_split(items: list[Item], params: LayoutParams, h: float,
+               rules: Sequence[Rect] = ()) -> tuple[list[Item], list[Item]] | None:
+    """The two sides of the first gutter between the items' ink that parts columns of text
+    (`_narrow_gutter`). Not the cells of a ruled table (`ruled_across`), however close, nor
+    sides that a blank band runs across more than once: two columns of text rarely break at the
+    same height, a grid of examples does (a heading over the columns is one side's piece)."""
+    pieces = _blank_separated(items, params.para_gap * h)
+    for lo, hi in _ink_bands(items, params, h):
         cut = (lo + hi) / 2
         left = [it for it in items if it.gx1 <= cut]
         right = [it for it in items if it.gx0 >= cut]
-        if left and right and _narrow_gutter(left, right, hi - lo, params, ink=True):
+        if not left or not right or ruled_across(left, right, rules):
+            continue
+        both = sum(1 for piece in pieces if any(it.gx1 <= cut for it in piece) and any(it.gx0 >= cut for it in piece))
+        if both <= 1 and _narrow_gutter(left, right, hi - lo, params, ink=True):
             return left, right
     return None
 
