@@ -17,7 +17,9 @@
    a long first line), is no column gutter either.
 4. A region without a gutter between its boxes may still have one between its OCR lines' ink
    (padded boxes of a tight index touch): it is cut there only if text columns stand on both
-   sides. Otherwise it is read row by row into paragraph-sized blocks (paragraphs.py).
+   sides. Consecutive regions that such a gutter runs down are joined first (an index's
+   headings and short rows cut it into fragments). Otherwise a region is read row by row into
+   paragraph-sized blocks (paragraphs.py).
 """
 
 from __future__ import annotations
@@ -111,11 +113,11 @@ def _join_inked(regions: list[Region], params: LayoutParams, h: float,
     i = 0
     while i < len(regions):
         end = i + 1
-        while end < len(regions) and _inked(regions[end]) and _ink_bands(
+        while _inked(regions[i]) and end < len(regions) and _inked(regions[end]) and _ink_bands(
                 [it for r in regions[i:end + 1] for it in r.items], params, h):
             end += 1
         joined = [it for r in regions[i:end] for it in r.items]
-        if end - i > 1 and _inked(regions[i]) and _ink_split(joined, params, h, rules) is not None:
+        if end - i > 1 and _ink_split(joined, params, h, rules) is not None:
             out.append(Region(joined))
             i = end
             continue
@@ -418,7 +420,7 @@ def _ink_column_split(region: Region, params: LayoutParams, h: float,
     text columns stand on both sides (`_narrow_gutter`): a detector's padded boxes of a tight
     index or glossary touch across a gutter that the ink leaves open. Nothing else is cut on
     the ink's evidence alone (label/description lists and aligned code sit as close)."""
-    if region.gutters or not all(it.ink is not None for it in region.items):
+    if region.gutters or not _inked(region):
         return None
     return _ink_split(region.items, params, h, rules)
 
