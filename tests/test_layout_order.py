@@ -380,6 +380,31 @@ def test_a_grid_of_examples_with_a_blank_band_across_both_sides_is_read_cell_row
     assert text.index("right cell 0 line 2") < text.index("left cell 1 line 0")
 
 
+def test_an_inked_gutter_does_not_join_a_region_that_its_own_box_gutters_read():
+    """A listing's aligned fields (box gutters with seven rows down both sides) are not joined
+    across an inked gutter elsewhere; a letter heading's box gutter (one row on its right) is,
+    and so is a box gutter that is the inked gutter itself."""
+    from model_cache.layout.order import Region, _agrees
+    params = LayoutParams()
+    fields = [make_item(from_line(_inked(f"{text}{k}", x0, 200 + 40 * k, x1)))
+              for k in range(7) for text, x0, x1 in (("field", 100, 400), ("op", 440, 460), ("args", 500, 640))]
+    assert not _agrees(Region(fields, [(408, 432), (468, 492)]), (640, 672), params)
+    assert _agrees(Region(fields, [(630, 680)]), (640, 672), params)
+    entries = [make_item(from_line(_inked(f"entry{k}", 760, 200 + 40 * k, 1000))) for k in range(5)]
+    heading = make_item(from_line(_inked("E", 1200, 200, 1220)))
+    assert _agrees(Region(entries + [heading], [(1008, 1192)]), (730, 752), params)
+
+
+def test_a_page_number_after_a_blank_or_a_head_over_a_rule_is_not_joined_to_an_index():
+    from model_cache.layout.order import _apart
+    params = LayoutParams()
+    rows = [make_item(from_line(_inked(f"entry{k}", 100, 200 + 40 * k, 700))) for k in range(5)]
+    number = [make_item(from_line(_inked("133", 380, 470, 420)))]
+    head = [make_item(from_line(_inked("Chapter 12 Index", 500, 160, 700)))]  # 10 px above the rows
+    assert _apart(rows, number, (), params, 30) and not _apart(rows[:2], rows[2:], (), params, 30)
+    assert _apart(head, rows, [(90, 193, 710, 196)], params, 30) and not _apart(head, rows, (), params, 30)
+
+
 def _index_page(tail) -> list[Line]:
     """Two columns of twelve entries whose ink starts at x=100 and x=760, 40 px apart in ink.
     Their boxes are padded by 6 px, except one left entry's box (row 6), padded by 26 px: its

@@ -108,22 +108,53 @@ def _join_inked(regions: list[Region], params: LayoutParams, h: float,
     down all of them between their lines' ink and parts columns of text (`_ink_split`): a tight
     index's padded boxes touch across its gutter on most rows, and its letter headings and
     short rows leave box gutters on a few, so its columns came apart in fragments a few rows
-    deep, each too shallow to be read as columns. The joined region is cut by `_ink_column_split`."""
+    deep, each too shallow to be read as columns. The joined region is cut by `_ink_column_split`.
+    A rule between two regions (under a running head) or a blank before a lone row (a page
+    number) keeps them apart (`_apart`); so does a box gutter elsewhere that rows run down on
+    both sides (`_agrees`)."""
     out: list[Region] = []
     i = 0
     while i < len(regions):
         end = i + 1
-        while _inked(regions[i]) and end < len(regions) and _inked(regions[end]) and _ink_bands(
-                [it for r in regions[i:end + 1] for it in r.items], params, h):
+        while (_inked(regions[i]) and end < len(regions) and _inked(regions[end])
+               and not _apart(regions[end - 1].items, regions[end].items, rules, params, h)
+               and _ink_bands([it for r in regions[i:end + 1] for it in r.items], params, h)):
             end += 1
         joined = [it for r in regions[i:end] for it in r.items]
-        if end - i > 1 and _ink_split(joined, params, h, rules) is not None:
+        band = _ink_gutter(joined, params, h, rules) if end - i > 1 else None
+        if band is not None and all(_agrees(region, band, params) for region in regions[i:end]):
             out.append(Region(joined))
             i = end
             continue
         out.append(regions[i])
         i += 1
     return out
+
+
+def _apart(upper: list[Item], lower: list[Item], rules: Sequence[Rect], params: LayoutParams, h: float) -> bool:
+    """Are two consecutive regions parts of the page that an index's columns do not run
+    through: a horizontal rule at least half as wide as both between them (under a running head,
+    above footnotes), or a lone row after a blank wider than a paragraph gap (a page number)?"""
+    top, bottom = max(it.y1 for it in upper), min(it.y0 for it in lower)
+    x0, x1 = min(it.x0 for it in upper + lower), max(it.x1 for it in upper + lower)
+    lone = (bottom - top > params.para_gap * h
+            and min(len(rows_of(upper, params)), len(rows_of(lower, params))) == 1)
+    return lone or any(top <= (r[1] + r[3]) / 2 <= bottom and min(r[2], x1) - max(r[0], x0) >= 0.5 * (x1 - x0)
+                       for r in _across(rules))
+
+
+def _agrees(region: Region, band: tuple[float, float], params: LayoutParams) -> bool:
+    """May this region be read across the inked gutter `band`? Each of its box gutters must be
+    this one, or have only a few rows on one side (a letter heading, a short entry beside the
+    others). A box gutter elsewhere with rows down both sides (a listing's aligned fields, a
+    table's columns) says how the region reads."""
+    for lo, hi in region.gutters:
+        if lo < band[1] and hi > band[0]:
+            continue
+        left, right = _sides(region.items, (lo + hi) / 2)
+        if min(len(rows_of(left, params)), len(rows_of(right, params))) > params.fragment_rows:
+            return False
+    return True
 
 
 def _inked(region: Region) -> bool:
@@ -433,10 +464,20 @@ def _ink_bands(items: list[Item], params: LayoutParams, h: float) -> list[tuple[
 
 def _ink_split(items: list[Item], params: LayoutParams, h: float,
                rules: Sequence[Rect] = ()) -> tuple[list[Item], list[Item]] | None:
-    """The two sides of the first gutter between the items' ink that parts columns of text
-    (`_narrow_gutter`). Not the cells of a ruled table (`ruled_across`), however close, nor
-    sides that a blank band runs across more than once: two columns of text rarely break at the
-    same height, a grid of examples does (a heading over the columns is one side's piece)."""
+    """The two sides of `_ink_gutter`, or None."""
+    band = _ink_gutter(items, params, h, rules)
+    if band is None:
+        return None
+    cut = (band[0] + band[1]) / 2
+    return [it for it in items if it.gx1 <= cut], [it for it in items if it.gx0 >= cut]
+
+
+def _ink_gutter(items: list[Item], params: LayoutParams, h: float,
+                rules: Sequence[Rect] = ()) -> tuple[float, float] | None:
+    """The first gutter between the items' ink that parts columns of text (`_narrow_gutter`).
+    Not the cells of a ruled table (`ruled_across`), however close, nor sides that a blank band
+    runs across more than once: two columns of text rarely break at the same height, a grid of
+    examples does (a heading over the columns is one side's piece)."""
     pieces = _blank_separated(items, params.para_gap * h)
     for lo, hi in _ink_bands(items, params, h):
         cut = (lo + hi) / 2
@@ -446,7 +487,7 @@ def _ink_split(items: list[Item], params: LayoutParams, h: float,
             continue
         both = sum(1 for piece in pieces if any(it.gx1 <= cut for it in piece) and any(it.gx0 >= cut for it in piece))
         if both <= 1 and _narrow_gutter(left, right, hi - lo, params, ink=True):
-            return left, right
+            return lo, hi
     return None
 
 
