@@ -109,9 +109,9 @@ def _join_inked(regions: list[Region], params: LayoutParams, h: float,
     index's padded boxes touch across its gutter on most rows, and its letter headings and
     short rows leave box gutters on a few, so its columns came apart in fragments a few rows
     deep, each too shallow to be read as columns. The joined region is cut by `_ink_column_split`.
-    A rule between two regions (under a running head) or a blank before a lone row (a page
-    number) keeps them apart (`_apart`); so does a box gutter elsewhere that rows run down on
-    both sides (`_agrees`)."""
+    A rule between two regions (under a running head) or a blank wider than a paragraph gap
+    beside a lone row (a page number) keeps them apart (`_apart`); so does a box gutter
+    elsewhere that rows run down on both sides (`_agrees`)."""
     out: list[Region] = []
     i = 0
     while i < len(regions):
@@ -134,7 +134,8 @@ def _join_inked(regions: list[Region], params: LayoutParams, h: float,
 def _apart(upper: list[Item], lower: list[Item], rules: Sequence[Rect], params: LayoutParams, h: float) -> bool:
     """Are two consecutive regions parts of the page that an index's columns do not run
     through: a horizontal rule at least half as wide as both between them (under a running head,
-    above footnotes), or a lone row after a blank wider than a paragraph gap (a page number)?"""
+    above footnotes), or a blank wider than a paragraph gap with a lone row on one side of it
+    (a page number under the columns)?"""
     top, bottom = max(it.y1 for it in upper), min(it.y0 for it in lower)
     x0, x1 = min(it.x0 for it in upper + lower), max(it.x1 for it in upper + lower)
     lone = (bottom - top > params.para_gap * h
