@@ -261,6 +261,7 @@ def _run_locked(config: RunConfig, inputs: list[InputFile] | None, reporter: Rep
                 documents = _requeue_known(store, config)
             else:
                 documents = _register(store, config, inputs, reporter, stop)
+                summary.notes += _unselected(store, documents)
             emitter = _Emitter(stdout) if config.jsonl_stdout else None
             results_path = config.out_dir / RESULTS_FILE
             export_all(store, config.out_dir, config.formats, config.passwords)  # drops a crash's half-done files
@@ -313,6 +314,18 @@ def _register(store: JobStore, config: RunConfig, inputs: list[InputFile], repor
         stored = store.document(record.doc_id) or record
         records.append(replace(stored, relname=item.relname))  # as this input names it (maybe an alias)
     return records
+
+
+def _unselected(store: JobStore, documents: list[DocumentRecord]) -> list[str]:
+    """A note for each document that --pages selects no page of (an image has one page): it
+    gets outputs with no page in them, which is easy to miss in a folder of many inputs."""
+    notes = []
+    for doc in documents:
+        known = store.document(doc.doc_id) or doc
+        if known.options.get("pages") and known.page_count and not store.page_states(doc.doc_id):
+            notes.append(f"{doc.relname}: --pages {known.options['pages']} selects none of its "
+                         f"{known.page_count} page(s)")
+    return notes
 
 
 def _options_for(path: Path, options: dict[str, Any]) -> dict[str, Any]:

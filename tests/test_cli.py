@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from PIL import Image
+
 from runner.lock import RunLock
 from tests.conftest import FAKE_ENGINE, REPO, run_cli
 
@@ -174,3 +176,17 @@ def test_textlayer_equals_pdf_text_layers(eval_dir, tmp_path):
         gt = eval_dir / "pdfs" / f"{Path(record['source']).stem}.p{record['page']:02d}.gt.txt"
         expected = normalize(gt.read_text(encoding="utf-8"), cjk=True)
         assert normalize(record["text"], cjk=True) == expected, record["source"]
+
+
+def test_a_document_that_pages_selects_nothing_of_is_named_in_a_note(tmp_path):
+    """--pages 3-4 on a folder holding a one-page image: the run succeeds and says the image
+    had no page selected (its Markdown holds only its heading)."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    Image.new("RGB", (400, 200), "white").save(folder / "scan.png")
+    proc = run_cli("run", str(folder), "-o", str(tmp_path / "o"), "--engine", FAKE_ENGINE, "--pages", "3-4")
+    assert proc.returncode == 0, proc.stderr
+    assert "scan.png: --pages 3-4 selects none of its 1 page(s)" in proc.stderr
+    rerun = run_cli("run", str(folder), "-o", str(tmp_path / "o"), "--engine", FAKE_ENGINE, "--pages", "3-4")
+    assert "selects none" in rerun.stderr  # said again when the rerun finds it done
+
