@@ -100,34 +100,36 @@ def page_slope(lines: list[LayoutLine], boxes: list[Box]) -> float:
     return float(np.median(slopes)) if slopes else 0.0
 
 
-def _same_row(a: Box, b: Box, slope: float) -> bool:
-    """b's centre lies on a's centre line carried across the gap, within 0.4 of a box height."""
-    ax0, ay0, ax1, ay1 = a
-    bx0, by0, bx1, by1 = b
-    predicted = (ay0 + ay1) / 2 + slope * ((bx0 + bx1) / 2 - (ax0 + ax1) / 2)
-    level = abs(predicted - (by0 + by1) / 2) <= 0.4 * min(ay1 - ay0, by1 - by0)
-    overlap = min(ay1, by1) - max(ay0, by0) >= 0.6 * min(ay1 - ay0, by1 - by0)
-    return level or overlap
+def _nearest_on_row(boxes: list[Box], slope: float) -> np.ndarray:
+    """For each box, the index of the nearest box right of it on its row, or -1. On its row: its
+    centre lies on the box's centre line carried across the gap (within 0.4 of the lower box's
+    height), or the two overlap by 0.6 of it in height."""
+    if not boxes:
+        return np.zeros(0, dtype=int)
+    x0, y0, x1, y1 = np.asarray(boxes, dtype=np.float64).T
+    cx, cy, h = (x0 + x1) / 2, (y0 + y1) / 2, y1 - y0
+    short = np.minimum(h[:, None], h[None, :])
+    level = np.abs(cy[:, None] + slope * (cx[None, :] - cx[:, None]) - cy[None, :]) <= 0.4 * short
+    overlap = np.minimum(y1[:, None], y1[None, :]) - np.maximum(y0[:, None], y0[None, :]) >= 0.6 * short
+    candidate = (level | overlap) & (x0[None, :] > x1[:, None])
+    nearest = np.where(candidate, x0[None, :], np.inf).argmin(axis=1)
+    return np.where(candidate.any(axis=1), nearest, -1)
 
 
 def leader_pairs(rgb: np.ndarray, lines: list[LayoutLine]) -> list[tuple[int, int]]:
     """(i, j) for each two horizontally adjacent boxes of one row, i left of j, whose gap holds
-    dots: a dot leader runs from line i to line j."""
+    dots: a dot leader runs from line i to line j. In the order of i."""
     boxes = [line_bounds(line) for line in lines]
-    order = sorted(range(len(lines)), key=lambda i: boxes[i][0])
-    slope = page_slope(lines, boxes)
     found: list[tuple[int, int]] = []
-    for pos, i in enumerate(order):
+    for i, j in enumerate(_nearest_on_row(boxes, page_slope(lines, boxes))):
+        if j < 0:
+            continue
         ax0, ay0, ax1, ay1 = boxes[i]
+        bx0, by0, bx1, by1 = boxes[j]
         h = ay1 - ay0
-        for j in order[pos + 1:]:
-            bx0, by0, bx1, by1 = boxes[j]
-            if bx0 <= ax1 or not _same_row(boxes[i], boxes[j], slope):
-                continue
-            row = min(h, by1 - by0)
-            if bx0 - ax1 >= 1.5 * h and _gap_has_leader(rgb, ax1, bx0, min(ay0, by0), max(ay1, by1), row):
-                found.append((i, j))
-            break  # only the nearest box to the right on this row
+        row = min(h, by1 - by0)
+        if bx0 - ax1 >= 1.5 * h and _gap_has_leader(rgb, ax1, bx0, min(ay0, by0), max(ay1, by1), row):
+            found.append((i, int(j)))
     return found
 
 
@@ -168,7 +170,8 @@ def missed_targets(rgb: np.ndarray, lines: list[LayoutLine], starts: set[int] | 
     boxes = [line_bounds(line) for line in lines]
     if not boxes:
         return []
-    rights = _next_on_row(np.asarray(boxes), page_slope(lines, boxes), rgb.shape[1])
+    nearest = _nearest_on_row(boxes, page_slope(lines, boxes))
+    rights = [boxes[j][0] if j >= 0 else rgb.shape[1] for j in nearest]
     if starts is None:
         starts = {i for i, _ in leader_pairs(rgb, lines)}
     found = []
@@ -180,18 +183,6 @@ def missed_targets(rgb: np.ndarray, lines: list[LayoutLine], starts: set[int] | 
         if target is not None:
             found.append(target)
     return found
-
-
-def _next_on_row(boxes: np.ndarray, slope: float, width: float) -> np.ndarray:
-    """For each box, the left edge of the nearest box right of it on its row (_same_row), else
-    the page's width."""
-    x0, y0, x1, y1 = boxes.T
-    cx, cy, h = (x0 + x1) / 2, (y0 + y1) / 2, y1 - y0
-    short = np.minimum(h[:, None], h[None, :])
-    level = np.abs(cy[:, None] + slope * (cx[None, :] - cx[:, None]) - cy[None, :]) <= 0.4 * short
-    overlap = np.minimum(y1[:, None], y1[None, :]) - np.maximum(y0[:, None], y0[None, :]) >= 0.6 * short
-    right_of = x0[None, :] > x1[:, None]
-    return np.where((level | overlap) & right_of, x0[None, :], width).min(axis=1)
 
 
 def _band(rgb: np.ndarray, x0: float, x1: float, y0: float, y1: float,
