@@ -319,13 +319,9 @@ def _register(store: JobStore, config: RunConfig, inputs: list[InputFile], repor
 def _unselected(store: JobStore, documents: list[DocumentRecord]) -> list[str]:
     """A note for each document that --pages selects no page of (an image has one page): it
     gets outputs with no page in them, which is easy to miss in a folder of many inputs."""
-    notes = []
-    for doc in documents:
-        known = store.document(doc.doc_id) or doc
-        if known.options.get("pages") and known.page_count and not store.page_states(doc.doc_id):
-            notes.append(f"{doc.relname}: --pages {known.options['pages']} selects none of its "
-                         f"{known.page_count} page(s)")
-    return notes
+    return [f"{doc.relname}: --pages {doc.options['pages']} selects none of its {doc.page_count} page(s)"
+            for doc in documents
+            if doc.options.get("pages") and doc.page_count and not store.page_states(doc.doc_id)]
 
 
 def _options_for(path: Path, options: dict[str, Any]) -> dict[str, Any]:
