@@ -143,8 +143,8 @@ class StripRecognizer:
     def __init__(self, files: NetFiles, options: RuntimeOptions, params: BatchParams, top1: bool,
                  split_index: bool | None = None, load: bool = True):
         """split_index: the fp16 form of the top-1 tail (default: with top1 on a GPU in fp16).
-        load=False leaves `net` to the caller (use_net), who loads `graph.text` with `options`
-        (a device owner loads it jointly with its detector: joint_net.py)."""
+        load=False leaves the net to the caller: `load()`, or `use_net` with `graph.text` loaded
+        with `options` (a device owner loads it jointly with its detector: joint_net.py)."""
         self.files = files
         self.options = options
         self.params = params
@@ -163,7 +163,13 @@ class StripRecognizer:
         self.graph: BatchGraph = build(files.param, shapes, top1, keys, split_index=top1 and split_index)
         self.steps = self.maps[softmax_in]
         self.tokens = self.maps[attention_in[0]] if attention_in else None
-        self.net: NcnnNet | None = NcnnNet(files, options, param_text=self.graph.text) if load else None
+        self.net: NcnnNet | None = None
+        if load:
+            self.load()
+
+    def load(self) -> None:
+        """Load the graph as a net of its own."""
+        self.net = NcnnNet(self.files, self.options, param_text=self.graph.text)
 
     def use_net(self, net: NcnnNet) -> None:
         """The net that runs `graph.text` (loaded by the caller, with `options`)."""

@@ -98,7 +98,7 @@ def owner_nets(models: ModelSet, options: EngineOptions) -> tuple[NcnnNet, Strip
     if strips is None:
         raise EngineError("the device owner needs the strip recogniser (rec_batch)")
     if strips.options != det:  # e.g. det_precision=fp16 with fp32 strips: two nets
-        strips.use_net(NcnnNet(models.rec, strips.options, param_text=strips.graph.text))
+        strips.load()
         return NcnnNet(models.det, det), strips
     det_net, rec_net = load_joint([JointPart(models.det, models.det.param.read_text(encoding="utf-8")),
                                    JointPart(models.rec, strips.graph.text)], det)

@@ -93,7 +93,6 @@ class NcnnNet:
 
     def _attach(self, net: ncnn.Net, files: NetFiles, options: RuntimeOptions, prefix: str) -> None:
         self.files = files
-        self.options = options
         self.net = net
         self.prefix = prefix
         # Own pools, emptied by release(): ncnn's default pools keep every buffer size they
