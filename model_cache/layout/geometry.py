@@ -40,8 +40,8 @@ class LayoutParams:
     span_overlap: float = 0.4  # side-by-side rows overlapping this much are one (spanning) row
     column_gutter: float = 0.12  # a gutter narrower than this share of both sides' widths...
     column_rows: int = 4  # ...with this many rows on each side parts columns, rows aligned or not,
-    fragment_rows: int = 3  # a region this few rows deep may join an inked gutter across its box gutter
     column_fill: float = 0.2  # ...when each side's lines are this wide for its width (text)
+    fragment_rows: int = 3  # a box gutter with this few rows on one side (a letter heading) may be read across
     title_size: float = 1.25  # a short block set this much larger than the body is a title...
     numbered_title_size: float = 1.1  # ...and a numbered line ("2.4 Results") set this much larger
     table_pieces: int = 3  # a gutter with lines on both sides in this many blank-separated pieces...

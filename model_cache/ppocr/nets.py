@@ -94,9 +94,7 @@ def owner_nets(models: ModelSet, options: EngineOptions) -> tuple[NcnnNet, Strip
     joint = _joint(options)
     if not det.gpu or not joint:
         return NcnnNet(models.det, det), None
-    strips = strip_recognizer(models, options, load=False)
-    if strips is None:
-        raise EngineError("the device owner needs the strip recogniser (rec_batch)")
+    strips = owner_recognizer(models, options, load=False)
     if strips.options != det:  # e.g. det_precision=fp16 with fp32 strips: two nets
         strips.load()
         return NcnnNet(models.det, det), strips
@@ -104,6 +102,14 @@ def owner_nets(models: ModelSet, options: EngineOptions) -> tuple[NcnnNet, Strip
                                    JointPart(models.rec, strips.graph.text)], det)
     strips.use_net(rec_net)
     return det_net, strips
+
+
+def owner_recognizer(models: ModelSet, options: EngineOptions, load: bool = True) -> StripRecognizer:
+    """A device owner's strip recogniser; an owner cannot do without it."""
+    strips = strip_recognizer(models, options, load=load)
+    if strips is None:
+        raise EngineError("the device owner needs the strip recogniser (rec_batch)")
+    return strips
 
 
 def numpy_class_head(models: ModelSet, options: EngineOptions, runtime: RuntimeOptions) -> ClassHead | None:

@@ -122,10 +122,7 @@ class NetService:
         owner started again reports the failure, which stops the run."""
         if self._rec_loaded.is_set():  # loaded with the detector
             return
-        strips = nets.strip_recognizer(self.models, self.options)
-        if strips is None:
-            raise EngineError("the device owner needs the strip recogniser (rec_batch)")
-        self._loaded(strips)
+        self._loaded(nets.owner_recognizer(self.models, self.options))
 
     def _loaded(self, strips: StripRecognizer) -> None:
         assert strips.net is not None
