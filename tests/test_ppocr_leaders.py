@@ -47,6 +47,20 @@ def test_dots_broken_by_a_gutter_lead_nowhere():
     assert leader_lines(_page_with("broken dots"), _lines()) == []
 
 
+def test_dots_that_run_to_an_unboxed_number_do_not_lead_to_the_next_column():
+    """The detector missed the page number the dots run to ('... 2'); the next box on the row is
+    the next column's line (metrix p42's scan: '(see 4.1) ... v1.2'). A glyph after the dots,
+    however much of it the dot band cuts off, ends the leader there."""
+    img = _page_with("dots")
+    img[:, 862:895] = 255  # the last dot at x 855-860
+    img[40:65, 866:880] = 0  # the missed "2" after it
+    assert leader_lines(img, _lines()) == []
+    img[40:52, 866:880] = 255  # only its lower part inside the dot band
+    assert leader_lines(img, _lines()) == []
+    img[40:65, 866:880] = 255  # nothing after the dots: they lead to the box
+    assert leader_lines(img, _lines()) == [(0, 1)]
+
+
 def test_rules_and_blank_gaps_are_not_leaders():
     assert leader_lines(_page_with("rule"), _lines()) == []
     assert leader_lines(_page_with("blank"), _lines()) == []

@@ -54,7 +54,22 @@ def is_leader(gray: np.ndarray, x0: float, x1: float, y0: float, y1: float,
     if typical is None:
         return False
     xs = np.sort(centroids[1:count][inside, 0])
-    return bool(xs[0] < 2.5 * typical and (right - left) - xs[-1] < 2.5 * typical)  # it fills the gap
+    fills = xs[0] < 2.5 * typical and (right - left) - xs[-1] < 2.5 * typical
+    cut = stats[1:count][~inside]
+    return bool(fills and not _glyph_after_dots(blobs, centroids[1:count][inside, 0], cut, ink.shape[0], h))
+
+
+def _glyph_after_dots(blobs: np.ndarray, xs: np.ndarray, cut: np.ndarray, depth: int, h: float) -> bool:
+    """Does a glyph stand after the dots: a last blob several times a dot's size, or one that the
+    band's top edge cuts and that reaches down most of the band? Then the dots run to a target
+    the detector did not box (a lone page number), and the box beyond it is the next column's
+    line, not the target."""
+    size = np.maximum(blobs[:, cv2.CC_STAT_WIDTH], blobs[:, cv2.CC_STAT_HEIGHT])
+    big = size > max(2.5 * float(np.median(size)), 0.2 * h)
+    if big[int(np.argmax(xs))]:
+        return True
+    tall = (cut[:, cv2.CC_STAT_TOP] == 0) & (cut[:, cv2.CC_STAT_HEIGHT] >= 0.5 * depth)
+    return bool((tall & (cut[:, cv2.CC_STAT_LEFT] > xs.max())).any())
 
 
 def _dot_pitch(centres: np.ndarray, h: float) -> float | None:
