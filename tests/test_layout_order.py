@@ -730,3 +730,40 @@ def test_a_contents_heading_under_a_centred_title_is_not_a_column_beside_it():
     order = _order(build_blocks(lines, 2339))
     assert order.index("The postage package") < order.index("Released 2018/05/29") < order.index("Contents")
     assert order.index("Contents") < order.index("1 Introduction")
+
+
+def test_an_index_line_across_the_gutter_below_a_heading_is_cut_where_its_word_gap_allows():
+    """The last row of a two-column index is one detector line over both columns, under a letter
+    heading after a blank, so only one line of each column lies within four line heights of it;
+    and the recogniser's word boxes end its left half 60 px short of the column's ink (the gap's
+    centre lies on the left column's ink). It is cut all the same, and each half read in its column."""
+    lines = []
+    for k in range(10):
+        y = 200 + 40 * k
+        lines.append(_inked(f"left entry {k} {k + 3}", 100, y, 720, pad=6))
+        lines.append(_inked(f"right entry {k} {k + 3}", 760, y, 1380, pad=6))
+    lines += [_inked("T", 400, 640, 420), _inked("right entry 10 13", 760, 640, 1380, pad=6)]
+    words = [Word("left entry 11 14", 0.99, [[100, 700], [660, 700], [660, 730], [100, 730]]),
+             Word("right entry 11 14", 0.99, [[750, 700], [1380, 700], [1380, 730], [750, 730]])]
+    lines.append(Line("left entry 11 14 right entry 11 14", 0.99,
+                      [[94, 700], [1386, 700], [1386, 730], [94, 730]], words))
+    order = _order(build_blocks(lines, 2339))
+    assert order == ([f"left entry {k} {k + 3}" for k in range(10)] + ["T", "left entry 11 14"]
+                     + [f"right entry {k} {k + 3}" for k in range(11)] + ["right entry 11 14"])
+
+
+def test_three_index_columns_with_a_box_gutter_beside_only_one_are_read_column_by_column():
+    """A three-column index of short entries, 30 px apart in ink. The first two columns' padded
+    boxes nearly touch (10 px) while a box gutter of 20 px parts the second from the third. The
+    rows line up with short items on both sides, like a table's, but the column nearest that
+    gutter on its left, found between the ink, is text filling its column: the region is cut
+    there (verse p25's scan read its lower half row by row across the three columns)."""
+    from model_cache.layout.order import Region, _column_split
+    items = []
+    for col, (x0, pad) in enumerate(((100, 12), (460, 8), (822, 4))):
+        widths = [(120, 200, 330, 180)[k % 4] for k in range(12)]
+        items += [make_item(from_line(_inked(f"c{col} e{k}", x0, 200 + 40 * k, x0 + w, pad=pad)))
+                  for k, w in enumerate(widths)]
+    split = _column_split(Region(items, [(798.0, 818.0)]), LayoutParams())
+    assert split is not None
+    assert [{it.line.text[:2] for it in side} for side in split] == [{"c0", "c1"}, {"c2"}]

@@ -48,33 +48,54 @@ def _gutter_cut(it: Item, items: list[Item], params: LayoutParams, h: float) -> 
     gaps = word_gaps(it)
     if not gaps:
         return None
-    reach = params.cross_reach * h
-    near = [o for o in items if o is not it and abs(o.cy - it.cy) <= reach
-            and min(o.y1, it.y1) - max(o.y0, it.y0) < 0.5 * min(o.h, it.h)]
-    above = [o for o in near if o.cy < it.cy]
-    below = [o for o in near if o.cy > it.cy]
-    if it.h > 1.2 * median_height(near or [it]):
-        return None  # a title set larger than its neighbours spans their columns
-    for k, (a, b) in enumerate(gaps):
-        if b - a < params.cross_gap * h:
-            continue
-        centre = (a + b) / 2
-        sides = [_gutter_at(centre, side, it, h, params) for side in (above, below)]
-        if None not in sides and any(sides):
-            return k + 1
+    # Twice as far where the rows near it show no gutter: a heading or the page's end may
+    # leave a line of a column's last row with one or two neighbours. That far, the lines must
+    # stop and start within `cross_hug` line heights of each other: a column gutter, not the
+    # space between a figure's labels above a caption.
+    for reach, hug in ((params.cross_reach, None), (2 * params.cross_reach, params.cross_hug)):
+        near = _neighbours(it, items, reach * h)
+        if it.h > 1.2 * median_height(near or [it]):
+            return None  # a title set larger than its neighbours spans their columns
+        above = [o for o in near if o.cy < it.cy]
+        below = [o for o in near if o.cy > it.cy]
+        for k, (a, b) in enumerate(gaps):
+            if b - a < params.cross_gap * h or (k == 0 and line.bullet):
+                continue  # (a list item's bullet stands apart from its text, in no column of its own)
+            # A word box's end is where the recogniser put it, a few pixels either way of the
+            # ink: the gutter may stand anywhere in the gap, not only at its centre.
+            for x in _positions(a, b):
+                sides = [_gutter_at(x, side, it, h, params, hug) for side in (above, below)]
+                if None not in sides and any(sides):
+                    return k + 1
     return None
 
 
-def _gutter_at(x: float, side: list[Item], it: Item, h: float, params: LayoutParams) -> bool | None:
+def _neighbours(it: Item, items: list[Item], reach: float) -> list[Item]:
+    """Lines above or below `it` (not beside it) within `reach` of its centre."""
+    return [o for o in items if o is not it and abs(o.cy - it.cy) <= reach
+            and min(o.y1, it.y1) - max(o.y0, it.y0) < 0.5 * min(o.h, it.h)]
+
+
+def _positions(a: float, b: float) -> list[float]:
+    """Points across a gap, its centre first."""
+    return [a + t * (b - a) for t in (0.5, 0.25, 0.75, 0.0, 1.0)]
+
+
+def _gutter_at(x: float, side: list[Item], it: Item, h: float, params: LayoutParams,
+               hug: float | None = None) -> bool | None:
     """True if lines on this side of `it` stop before x and others start after it, within
-    `it`'s span; None if a line runs through x (unless through a word gap of its own: another
-    crossing line); False if neither (no lines, or lines on one side of x only)."""
+    `it`'s span (and with `hug`, within that many line heights of each other); None if a line
+    runs through x (unless through a word gap of its own: another crossing line); False if
+    neither (no lines, or lines on one side of x only)."""
     span = [o for o in side if o.gx1 > it.gx0 and o.gx0 < it.gx1]
     if any(o.gx0 < x < o.gx1 and not _gap_at(o, x, h) for o in span):
         return None
     left = [o.gx1 for o in span if o.gx1 <= x]
     right = [o.gx0 for o in span if o.gx0 >= x]
-    return min(len(left), len(right)) >= 2 and min(right) - max(left) >= params.cross_gap * h
+    if min(len(left), len(right)) < 2:
+        return False
+    gutter = min(right) - max(left)
+    return gutter >= params.cross_gap * h and (hug is None or gutter <= hug * h)
 
 
 def _gap_at(it: Item, x: float, h: float) -> bool:

@@ -53,6 +53,7 @@ class LayoutParams:
     index_tails: float = 0.5  # a column whose rows end in page numbers this often is an index's
     cross_reach: float = 4.0  # a line crossing a gutter: neighbours this near (line heights)...
     cross_gap: float = 0.3  # ...leave a gap this wide where the line has a word gap as wide
+    cross_hug: float = 2.0  # ...and, looked for twice as far, a gap no wider than this
     river_rows: int = 8  # a band no word covers, a gutter wide, with words both sides on this many rows...
     river_lines: int = 3  # ...and inside one line on this many, is a gutter the detector ran across
 

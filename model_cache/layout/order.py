@@ -347,7 +347,11 @@ def _column_split(region: Region, params: LayoutParams,
         left, right = _sides(region.items, (lo + hi) / 2)
         if not left or not right or ruled_across(left, right, rules):
             continue
-        if _narrow_gutter(left, right, hi - lo, params) or not is_row_structured(left, right, params):
+        # Beside an OCR region's gutter, the nearest column may be found between the lines' ink
+        # only: a tight index's padded boxes touch across its other gutters.
+        narrow = _narrow_gutter(left, right, hi - lo, params) or (
+            _inked(region) and _narrow_gutter(left, right, hi - lo, params, ink=True))
+        if narrow or not is_row_structured(left, right, params):
             return left, right
     return None
 
