@@ -48,25 +48,36 @@ def _gutter_cut(it: Item, items: list[Item], params: LayoutParams, h: float) -> 
     gaps = word_gaps(it)
     if not gaps:
         return None
-    # Twice as far where the rows near it show no gutter: a heading or the page's end may
-    # leave a line of a column's last row with one or two neighbours. That far, the lines must
-    # stop and start within `cross_hug` line heights of each other: a column gutter, not the
-    # space between a figure's labels above a caption.
-    for reach, hug in ((params.cross_reach, None), (2 * params.cross_reach, params.cross_hug)):
-        near = _neighbours(it, items, reach * h)
-        if it.h > 1.2 * median_height(near or [it]):
-            return None  # a title set larger than its neighbours spans their columns
-        above = [o for o in near if o.cy < it.cy]
-        below = [o for o in near if o.cy > it.cy]
-        for k, (a, b) in enumerate(gaps):
-            if b - a < params.cross_gap * h or (k == 0 and line.bullet):
-                continue  # (a list item's bullet stands apart from its text, in no column of its own)
-            # A word box's end is where the recogniser put it, a few pixels either way of the
-            # ink: the gutter may stand anywhere in the gap, not only at its centre.
-            for x in _positions(a, b):
-                sides = [_gutter_at(x, side, it, h, params, hug) for side in (above, below)]
-                if None not in sides and any(sides):
-                    return k + 1
+    near = _neighbours(it, items, params.cross_reach * h)
+    if it.h > 1.2 * median_height(near or [it]):
+        return None  # a title set larger than its neighbours spans their columns
+    above, below = [o for o in near if o.cy < it.cy], [o for o in near if o.cy > it.cy]
+    cut = _cut_between(it, gaps, above, below, h, params)
+    if cut is None and not (above and below):
+        # The last row of a column block (the page's end, a heading or a blank next to it) may
+        # have one or two lines near it on one side: twice as far there, where the lines must
+        # stop and start within `cross_hug` line heights of each other (a column gutter, not
+        # the space between a figure's labels above a caption).
+        far = _neighbours(it, items, 2 * params.cross_reach * h)
+        if it.h > 1.2 * median_height(far):
+            return None
+        cut = _cut_between(it, gaps, [o for o in far if o.cy < it.cy], [o for o in far if o.cy > it.cy],
+                           h, params, params.cross_hug)
+    return cut
+
+
+def _cut_between(it: Item, gaps: list[Gap], above: list[Item], below: list[Item], h: float,
+                 params: LayoutParams, hug: float | None = None) -> int | None:
+    """The first word gap of `it` where the lines above and below leave a gutter (`_gutter_at`)."""
+    for k, (a, b) in enumerate(gaps):
+        if b - a < params.cross_gap * h or (k == 0 and it.line.bullet):
+            continue  # (a list item's bullet stands apart from its text, in no column of its own)
+        # A word box's end is where the recogniser put it, a few pixels either way of the ink:
+        # the gutter may stand anywhere in the gap, not only at its centre.
+        for x in _positions(a, b):
+            sides = [_gutter_at(x, side, it, h, params, hug) for side in (above, below)]
+            if None not in sides and any(sides):
+                return k + 1
     return None
 
 
