@@ -767,3 +767,37 @@ def test_three_index_columns_with_a_box_gutter_beside_only_one_are_read_column_b
     split = _column_split(Region(items, [(798.0, 818.0)]), LayoutParams())
     assert split is not None
     assert [{it.line.text[:2] for it in side} for side in split] == [{"c0", "c1"}, {"c2"}]
+
+
+def _lettered_index() -> tuple[list[Line], list[str]]:
+    """A two-column index of short entries, its gutter five line heights wide (no narrow gutter):
+    the left column breaks at two letter headings with a blank row above and below each, the
+    right column runs on through those blanks; the rows of the two sides line up."""
+    left = [f"left{k} {k}" for k in range(6)] + ["N"] + [f"nleft{k} {k}" for k in range(6)] + ["O"] + \
+        [f"oleft{k} {k}" for k in range(6)]
+    right = [f"right{k} {k}" for k in range(len(left) + 4)]
+    lines, row = [], 0
+    for text in left:
+        if text in ("N", "O"):
+            row += 1
+        lines.append(_line(text, 360 if len(text) == 1 else 300, 200 + 40 * row, 380 if len(text) == 1 else 480))
+        row += 2 if text in ("N", "O") else 1
+    lines += [_line(text, 860, 200 + 40 * k, 1060) for k, text in enumerate(right)]
+    return lines, left + right
+
+
+def test_an_index_whose_columns_break_at_their_own_letter_headings_is_read_column_by_column():
+    lines, expected = _lettered_index()
+    assert _order(build_blocks(lines, 2339)) == expected
+
+
+def test_line_numbers_beside_a_listing_with_blank_lines_stay_row_by_row():
+    """A listing's line numbers run on through the code's blank lines: the numbers are labels,
+    each read with its line of code."""
+    lines = []
+    for k in range(20):
+        lines.append(_line(str(148 + k), 300, 200 + 40 * k, 340))
+        if k % 6 != 5:
+            lines.append(_line(f"\\code{k} {{x}}%", 460, 200 + 40 * k, 900))
+    order = _order(build_blocks(lines, 2339))
+    assert order.index("149") < order.index("\\code1 {x}%") < order.index("150")

@@ -351,9 +351,37 @@ def _column_split(region: Region, params: LayoutParams,
         # only: a tight index's padded boxes touch across its other gutters.
         narrow = _narrow_gutter(left, right, hi - lo, params) or (
             _inked(region) and _narrow_gutter(left, right, hi - lo, params, ink=True))
-        if narrow or not is_row_structured(left, right, params):
+        if narrow or not is_row_structured(left, right, params) or _breaks_apart(left, right, params):
             return left, right
     return None
+
+
+def _breaks_apart(left: list[Item], right: list[Item], params: LayoutParams) -> bool:
+    """Do the two sides break into paragraphs at different heights? A column of text (an
+    index's letter groups, a list's sections) has blank bands of its own, several rows deep on
+    each side, across which the other side's rows run on; a table's rows, however short its
+    cells, leave their blanks across both sides, and a label beside a long cell is one row.
+    Both sides' lines must be more than labels wide."""
+    h = layout_unit(left + right)
+    if min(np.median([it.x1 - it.x0 for it in side]) for side in (left, right)) < params.label_width * h:
+        return False  # a listing's line numbers, a list's labels: their code or text may lack lines
+    return any(_gaps_filled(side, other, params) >= 2 for side, other in ((left, right), (right, left)))
+
+
+def _gaps_filled(side: list[Item], other: list[Item], params: LayoutParams) -> int:
+    """How many of `side`'s blank bands (deeper than a paragraph gap) hold a row of `other`; 0
+    unless `side`'s pieces between them average `column_rows` rows or more."""
+    h = layout_unit(side + other)
+    pieces = _blank_separated(side, params.para_gap * h)
+    rows = len(rows_of(side, params))
+    if len(pieces) < 2 or rows < params.column_rows * len(pieces):
+        return 0
+    filled = 0
+    for upper, lower in zip(pieces, pieces[1:]):
+        top, bottom = max(it.y1 for it in upper), min(it.y0 for it in lower)
+        if any(top < it.cy < bottom for it in other):
+            filled += 1
+    return filled
 
 
 def _sides(items: list[Item], cut: float) -> tuple[list[Item], list[Item]]:
