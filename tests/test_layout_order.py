@@ -801,3 +801,15 @@ def test_line_numbers_beside_a_listing_with_blank_lines_stay_row_by_row():
             lines.append(_line(f"\\code{k} {{x}}%", 460, 200 + 40 * k, 900))
     order = _order(build_blocks(lines, 2339))
     assert order.index("149") < order.index("\\code1 {x}%") < order.index("150")
+
+
+def test_two_bulleted_lists_side_by_side_are_read_list_by_list():
+    """Two columns of short bulleted items on one baseline grid (a package's macro list): each
+    side's rows line up with the other's like a table's, but a bullet leads every row of both:
+    two lists, read one after the other."""
+    lines = []
+    for k in range(8):
+        y = 200 + 40 * k
+        lines += [_line(f"• \\left{k} ⇒ L{k}", 240, y, 440), _line(f"• \\right{k} ⇒ R{k}", 900, y, 1100)]
+    order = _order(build_blocks(lines, 2339))
+    assert [t.split()[1] for t in order] == [f"\\left{k}" for k in range(8)] + [f"\\right{k}" for k in range(8)]

@@ -365,7 +365,15 @@ def _breaks_apart(left: list[Item], right: list[Item], params: LayoutParams) -> 
     h = layout_unit(left + right)
     if min(np.median([it.x1 - it.x0 for it in side]) for side in (left, right)) < params.label_width * h:
         return False  # a listing's line numbers, a list's labels: their code or text may lack lines
+    if all(_listed(side, params) for side in (left, right)):
+        return True  # a bulleted list on each side: two lists, as a table's cells rarely are
     return any(_gaps_filled(side, other, params) >= 2 for side, other in ((left, right), (right, left)))
+
+
+def _listed(side: list[Item], params: LayoutParams) -> bool:
+    """Do most of the side's rows (column_rows or more) start with a list bullet?"""
+    rows = rows_of(side, params)
+    return len(rows) >= params.column_rows and sum(1 for row in rows if row[0].line.bullet) >= 0.8 * len(rows)
 
 
 def _gaps_filled(side: list[Item], other: list[Item], params: LayoutParams) -> int:
