@@ -813,3 +813,18 @@ def test_two_bulleted_lists_side_by_side_are_read_list_by_list():
         lines += [_line(f"• \\left{k} ⇒ L{k}", 240, y, 440), _line(f"• \\right{k} ⇒ R{k}", 900, y, 1100)]
     order = _order(build_blocks(lines, 2339))
     assert [t.split()[1] for t in order] == [f"\\left{k}" for k in range(8)] + [f"\\right{k}" for k in range(8)]
+
+
+def test_a_table_of_names_and_values_set_close_is_read_row_by_row():
+    """A borderless table of command names and their values, 23 px apart: as close as an index's
+    columns, but its value column is well over twice as wide as the name column (a table's
+    columns are as wide as their cells, close columns of text are alike): read row by row."""
+    lines = [_line("Command Name", 300, 200, 540), _line("Default Value", 596, 200, 820)]
+    values = ["/", ":", "am", "pm", "\\amname if morning, otherwise \\pmname", "in the morning",
+              "in the afternoon", "\\amstring if morning, otherwise \\pmstring", "Half past", "Quarter past"]
+    for k, value in enumerate(values):
+        y = 240 + 40 * k
+        lines += [_line(f"\\name{k}", 300, y, 440 + 10 * (k % 4) + (103 if k == 7 else 0)),
+                  _line(value, 596, y, 596 + max(30, 15 * len(value)))]
+    order = _order(build_blocks(lines, 2339))
+    assert order.index("\\name3") < order.index("pm") < order.index("\\name4")

@@ -41,6 +41,7 @@ class LayoutParams:
     column_gutter: float = 0.12  # a gutter narrower than this share of both sides' widths...
     column_rows: int = 4  # ...with this many rows on each side parts columns, rows aligned or not,
     column_fill: float = 0.2  # ...when each side's lines are this wide for its width (text)
+    column_ratio: float = 2.0  # ...and neither side's column is more than this many times as wide
     label_width: float = 2.0  # sides that break apart at their own blanks: lines this wide (line heights), not labels
     fragment_rows: int = 3  # a box gutter with this few rows on one side (a letter heading) may be read across
     title_size: float = 1.25  # a short block set this much larger than the body is a title...

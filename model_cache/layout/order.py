@@ -548,7 +548,10 @@ def _narrow_gutter(left: list[Item], right: list[Item], gutter: float, params: L
         width = float(np.median([it.x1 - it.x0 for row in rows for it in row]))
         if single < 0.8 * len(rows) or width < params.column_fill * extent(side):
             return False
-    return gutter < params.column_gutter * min(extent(side) for side in near)
+    widths = [extent(side) for side in near]
+    if max(widths) > params.column_ratio * min(widths):
+        return False  # a table's columns are as wide as their cells; close columns of text are alike
+    return gutter < params.column_gutter * min(widths)
 
 
 def _next_column(items: list[Item], params: LayoutParams, last: bool, ink: bool = False) -> list[Item]:
