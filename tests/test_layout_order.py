@@ -828,3 +828,15 @@ def test_a_table_of_names_and_values_set_close_is_read_row_by_row():
                   _line(value, 596, y, 596 + max(30, 15 * len(value)))]
     order = _order(build_blocks(lines, 2339))
     assert order.index("\\name3") < order.index("pm") < order.index("\\name4")
+
+
+def test_a_macro_name_in_the_gap_over_the_next_listing_is_read_before_that_listing():
+    """A documented macro's name sits in the left margin in the blank between two code
+    listings, a little above the second listing's first line: it heads the second listing."""
+    lines = [_line(f"{2 + k} \\code line {k}", 400, 300 + 36 * k, 1400, 27) for k in range(6)]
+    lines += [_line(f"{8 + k} \\more code {k}", 400, 560 + 36 * k, 1400, 27) for k in range(6)]
+    lines += [_line("\\first_macro", 80, 250, 330, 26), _line("Described here.", 400, 250, 700, 27),
+              _line("\\second_macro", 80, 512, 330, 26)]
+    order = [t.split()[0] for t in _order(build_blocks(lines, 2339))]
+    assert order == (["\\first_macro", "Described"] + [str(2 + k) for k in range(6)] + ["\\second_macro"]
+                     + [str(8 + k) for k in range(6)])

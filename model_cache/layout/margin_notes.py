@@ -92,7 +92,8 @@ def weave_notes(blocks: list[Group], groups: list[list[Item]], params: LayoutPar
     """Each note group goes with the paragraph run it stands beside (the last run starting
     above its first line's bottom): after it, or before it when the note is the run's label
     (a one-line note on the row of a one-line run) or reaches well below it (a list of names
-    described by a short text). A note above all the body comes first."""
+    described by a short text). A note above all the body comes first; one wholly in the gap
+    below a run comes before the next run."""
     blocks, groups = notes_into_rows(blocks, groups, params)
     geometry = [block.items for block in blocks]
     runs = paragraph_runs(geometry, [g[0] for g in groups], params, h)
@@ -101,6 +102,11 @@ def weave_notes(blocks: list[Group], groups: list[list[Item]], params: LayoutPar
         r = max((r for r, run in enumerate(runs)
                  if min(it.y0 for it in geometry[run[0]]) < group[0].y1), default=-1)
         run_items = [it for k in runs[r] for it in geometry[k]] if r >= 0 else []
+        if run_items and r + 1 < len(runs) and min(it.y0 for it in group) >= max(it.y1 for it in run_items):
+            # Wholly below the run, in the gap before the next one: the next run's heading
+            # (a macro's name over its code listing).
+            keyed.append(((r + 1, 0, n), Group(group)))
+            continue
         before = not run_items or _note_leads(group, run_items, params, h)
         keyed.append(((max(r, 0), 0 if before else 2, n), Group(group)))
     return [block for _, block in sorted(keyed, key=lambda t: t[0])]
