@@ -26,12 +26,13 @@ Gap = tuple[float, float]  # x extent of a gap between two words, in the deskewe
 def split_crossing(items: list[Item], params: LayoutParams, skew: float) -> list[Item]:
     """`items` with every OCR line that crosses a gutter of its neighbours cut into pieces."""
     h = layout_unit(items)
+    gaps = _GapCache()
     out: list[Item] = []
     for it in items:
         queue = [it]
         while queue:
             piece = queue.pop(0)
-            cut = _gutter_cut(piece, items, params, h)
+            cut = _gutter_cut(piece, items, params, h, gaps)
             if cut is None:
                 out.append(piece)
                 continue
@@ -40,19 +41,33 @@ def split_crossing(items: list[Item], params: LayoutParams, skew: float) -> list
     return out
 
 
-def _gutter_cut(it: Item, items: list[Item], params: LayoutParams, h: float) -> int | None:
+class _GapCache:
+    """Each line's word gaps, worked out once per page: every line is a neighbour of many."""
+
+    def __init__(self) -> None:
+        self._gaps: dict[int, tuple[Item, list[Gap]]] = {}
+
+    def __call__(self, it: Item) -> list[Gap]:
+        found = self._gaps.get(id(it))
+        if found is None or found[0] is not it:
+            found = self._gaps[id(it)] = (it, word_gaps(it))
+        return found[1]
+
+
+def _gutter_cut(it: Item, items: list[Item], params: LayoutParams, h: float,
+                gaps_of: _GapCache) -> int | None:
     """The word index (first word of the right piece) at which `it` crosses a gutter."""
     line = it.line
     if line.origin != OCR or it.gx1 - it.gx0 < 4 * h:
         return None
-    gaps = word_gaps(it)
+    gaps = gaps_of(it)
     if not gaps:
         return None
     near = _neighbours(it, items, params.cross_reach * h)
     if it.h > 1.2 * median_height(near or [it]):
         return None  # a title set larger than its neighbours spans their columns
     above, below = [o for o in near if o.cy < it.cy], [o for o in near if o.cy > it.cy]
-    cut = _cut_between(it, gaps, above, below, h, params)
+    cut = _cut_between(it, gaps, above, below, h, params, gaps_of)
     if cut is None and not (above and below):
         # The last row of a column block (the page's end, a heading or a blank next to it) may
         # have one or two lines near it on one side: twice as far there, where the lines must
@@ -62,12 +77,12 @@ def _gutter_cut(it: Item, items: list[Item], params: LayoutParams, h: float) -> 
         if it.h > 1.2 * median_height(far):
             return None
         cut = _cut_between(it, gaps, [o for o in far if o.cy < it.cy], [o for o in far if o.cy > it.cy],
-                           h, params, params.cross_hug)
+                           h, params, gaps_of, params.cross_hug)
     return cut
 
 
 def _cut_between(it: Item, gaps: list[Gap], above: list[Item], below: list[Item], h: float,
-                 params: LayoutParams, hug: float | None = None) -> int | None:
+                 params: LayoutParams, gaps_of: _GapCache, hug: float | None = None) -> int | None:
     """The first word gap of `it` where the lines above and below leave a gutter (`_gutter_at`)."""
     for k, (a, b) in enumerate(gaps):
         if b - a < params.cross_gap * h or (k == 0 and it.line.bullet):
@@ -75,7 +90,7 @@ def _cut_between(it: Item, gaps: list[Gap], above: list[Item], below: list[Item]
         # A word box's end is where the recogniser put it, a few pixels either way of the ink:
         # the gutter may stand anywhere in the gap, not only at its centre.
         for x in _positions(a, b):
-            sides = [_gutter_at(x, side, it, h, params, hug) for side in (above, below)]
+            sides = [_gutter_at(x, side, it, h, params, gaps_of, hug) for side in (above, below)]
             if None not in sides and any(sides):
                 return k + 1
     return None
@@ -93,13 +108,13 @@ def _positions(a: float, b: float) -> list[float]:
 
 
 def _gutter_at(x: float, side: list[Item], it: Item, h: float, params: LayoutParams,
-               hug: float | None = None) -> bool | None:
+               gaps_of: _GapCache, hug: float | None = None) -> bool | None:
     """True if lines on this side of `it` stop before x and others start after it, within
     `it`'s span (and with `hug`, within that many line heights of each other); None if a line
     runs through x (unless through a word gap of its own: another crossing line); False if
     neither (no lines, or lines on one side of x only)."""
     span = [o for o in side if o.gx1 > it.gx0 and o.gx0 < it.gx1]
-    if any(o.gx0 < x < o.gx1 and not _gap_at(o, x, h) for o in span):
+    if any(o.gx0 < x < o.gx1 and not _gap_at(gaps_of(o), x, h) for o in span):
         return None
     left = [o.gx1 for o in span if o.gx1 <= x]
     right = [o.gx0 for o in span if o.gx0 >= x]
@@ -109,8 +124,8 @@ def _gutter_at(x: float, side: list[Item], it: Item, h: float, params: LayoutPar
     return gutter >= params.cross_gap * h and (hug is None or gutter <= hug * h)
 
 
-def _gap_at(it: Item, x: float, h: float) -> bool:
-    return any(a - 0.15 * h <= x <= b + 0.15 * h for a, b in word_gaps(it))
+def _gap_at(gaps: list[Gap], x: float, h: float) -> bool:
+    return any(a - 0.15 * h <= x <= b + 0.15 * h for a, b in gaps)
 
 
 def word_gaps(it: Item) -> list[Gap]:
