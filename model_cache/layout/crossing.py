@@ -74,7 +74,7 @@ def _gutter_cut(it: Item, items: list[Item], params: LayoutParams, h: float,
         # stop and start within `cross_hug` line heights of each other (a column gutter, not
         # the space between a figure's labels above a caption).
         far = _neighbours(it, items, 2 * params.cross_reach * h)
-        if it.h > 1.2 * median_height(far):
+        if it.h > 1.2 * median_height(far or [it]):
             return None
         cut = _cut_between(it, gaps, [o for o in far if o.cy < it.cy], [o for o in far if o.cy > it.cy],
                            h, params, gaps_of, params.cross_hug)

@@ -9,7 +9,10 @@
    while a full-width title or footer stays its own strip.
 3. A region with a gutter is read left part first, then right part (recursively), unless
    its two sides are row-aligned with short items on one side (tables of contents, table
-   rows, label/value lists, code with aligned comments): those are read row by row.
+   rows, label/value lists, code with aligned comments): those are read row by row. Aligned
+   rows are still columns where the gutter is narrow for two columns of text alike in width
+   (an index), where the two sides break into paragraphs at different heights (an index's
+   letter groups), or where a bulleted list stands on each side.
    A region whose gutter has lines on both sides in three or more blank-separated pieces of
    a few rows each is a table of multi-line cells: it is read piece by piece (row by row).
    A gutter only a few rows deep between lines that run across it (a listing's aligned
