@@ -241,7 +241,8 @@ def _real_text(layer) -> bool:
 
 def choose_pages(pool: list[Candidate], seed: int, target: int = TARGET_PAGES) -> list[Candidate]:
     """The seeded rule: first, for each tag from the rarest in the pool up (Chinese counted as a
-    tag), seeded picks of pages with that tag until it has TAG_QUOTA pages (ZH_QUOTA for Chinese)
+    tag), seeded picks of pages with that tag until it has TAG_QUOTA pages (ZH_QUOTA for Chinese;
+    both scaled to `target`)
     in the corpus; then
     seeded picks round-robin over documents (each document's next page, documents in seeded
     order) until `target` pages; never more than MAX_PAGES_PER_PDF pages of one document."""
@@ -266,7 +267,7 @@ def choose_pages(pool: list[Candidate], seed: int, target: int = TARGET_PAGES) -
     in_pool = Counter(t for c in pool for t in labels(c))
     for tag in sorted(in_pool, key=lambda t: (in_pool[t], t)):
         have = sum(1 for c in chosen if tag in labels(c))
-        quota = ZH_QUOTA if tag == "zh" else TAG_QUOTA
+        quota = round((ZH_QUOTA if tag == "zh" else TAG_QUOTA) * target / TARGET_PAGES)
         for c in order:
             if have >= quota:
                 break
@@ -312,8 +313,13 @@ class Manifest:
                    body["pages"])
 
 
-def select(out: Path, seed: int, manifest_path: Path) -> Manifest:
+def select(out: Path, seed: int, manifest_path: Path, outside: Path | None = None,
+           target: int = TARGET_PAGES) -> Manifest:
+    """`outside`: a corpus manifest whose documents are left out of the pool, for a set of pages
+    from documents that corpus never saw (to try a layout rule on before the checking half)."""
     from eval_sets import DEFAULT_SEED
+
+    excluded = {d["id"] for d in Manifest.read(outside).documents} if outside else set()
 
     manifest = Manifest(seed, DPI, DEFAULT_SEED)
     pool: list[Candidate] = []
@@ -331,13 +337,15 @@ def select(out: Path, seed: int, manifest_path: Path) -> Manifest:
         for rel in pooled:
             path = out / "pdfs" / spec.name / rel
             doc = doc_id(spec.name, rel)
+            if doc in excluded:
+                continue
             count, found = probe_document(path, doc, seed)
             if not found:
                 continue
             documents[doc] = {"id": doc, "package": spec.name, "path": rel, "sha256": sha256_of(path),
                               "page_count": count, "half": half_of(doc, seed)}
             pool += found
-    chosen = choose_pages(pool, seed)
+    chosen = choose_pages(pool, seed, target)
     used = {c.doc for c in chosen}
     manifest.documents = [documents[d] for d in sorted(used)]
     for c in chosen:
@@ -458,10 +466,12 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("/work/corpus"), help="where debs, PDFs and pages go")
     parser.add_argument("--manifest", type=Path, default=MANIFEST)
     parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("--outside", type=Path, help="select: leave out the documents of this manifest")
+    parser.add_argument("--pages", type=int, default=TARGET_PAGES, help="select: how many pages")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     if args.command == "select":
-        select(args.out, args.seed, args.manifest)
+        select(args.out, args.seed, args.manifest, args.outside, args.pages)
         return
     manifest = Manifest.read(args.manifest)
     records = build(manifest, args.out)
