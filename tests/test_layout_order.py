@@ -840,3 +840,25 @@ def test_a_macro_name_in_the_gap_over_the_next_listing_is_read_before_that_listi
     order = [t.split()[0] for t in _order(build_blocks(lines, 2339))]
     assert order == (["\\first_macro", "Described"] + [str(2 + k) for k in range(6)] + ["\\second_macro"]
                      + [str(8 + k) for k in range(6)])
+
+
+def _commands_table() -> list[Line]:
+    """A table of commands and comments whose comment cells are empty on two rows: blanks on one
+    side that the other's rows run through, as a column's own breaks are."""
+    lines = []
+    for k in range(16):
+        lines.append(_line(f"\\cmd{k}", 300, 200 + 40 * k, 460))
+        if k not in (5, 10):
+            lines.append(_line(f"note{k} on it", 700, 200 + 40 * k, 1500))
+    return lines
+
+
+def test_a_ruled_table_with_empty_cells_on_one_side_is_read_row_by_row():
+    """Between rules over both sides, just above the first row and just below the last (a
+    booktabs table's body), the empty cells do not make the two sides columns."""
+    rules = [(280, 180, 1520, 183), (280, 200 + 40 * 16, 1520, 203 + 40 * 16)]
+    ruled = " ".join(_order(layout_page([from_line(line) for line in _commands_table()], 1654, 2339,
+                                        rules=rules))).split()
+    assert ruled.index("note0") < ruled.index("\\cmd1") < ruled.index("note1")
+    unruled = " ".join(_order(build_blocks(_commands_table(), 2339))).split()
+    assert unruled.index("\\cmd15") < unruled.index("note0")  # without the rules: two columns

@@ -354,17 +354,21 @@ def _column_split(region: Region, params: LayoutParams,
         # only: a tight index's padded boxes touch across its other gutters.
         narrow = _narrow_gutter(left, right, hi - lo, params) or (
             _inked(region) and _narrow_gutter(left, right, hi - lo, params, ink=True))
-        if narrow or not is_row_structured(left, right, params) or _breaks_apart(left, right, params):
+        if narrow or not is_row_structured(left, right, params) or _breaks_apart(left, right, params, rules):
             return left, right
     return None
 
 
-def _breaks_apart(left: list[Item], right: list[Item], params: LayoutParams) -> bool:
+def _breaks_apart(left: list[Item], right: list[Item], params: LayoutParams,
+                  rules: Sequence[Rect] = ()) -> bool:
     """Do the two sides break into paragraphs at different heights? A column of text (an
     index's letter groups, a list's sections) has blank bands of its own, several rows deep on
     each side, across which the other side's rows run on; a table's rows, however short its
     cells, leave their blanks across both sides, and a label beside a long cell is one row.
-    Both sides' lines must be more than labels wide."""
+    Both sides' lines must be more than labels wide, and the two not framed as a table's body.
+    """
+    if _framed(left, right, rules):
+        return False  # a ruled table's empty cells leave blanks on one side only, as a column's breaks do
     h = layout_unit(left + right)
     if min(np.median([it.x1 - it.x0 for it in side]) for side in (left, right)) < params.label_width * h:
         return False  # a listing's line numbers, a list's labels: their code or text may lack lines
@@ -464,6 +468,18 @@ def _between_rows(rule: Rect, left: list[Item], right: list[Item], reach: float)
     h = layout_unit(left + right)
     return all(any(y0 - reach * h <= it.y1 <= y1 + 0.5 * h for it in side) and
                any(y0 - 0.5 * h <= it.y0 <= y1 + reach * h for it in side) for side in (left, right))
+
+
+def _framed(left: list[Item], right: list[Item], rules: Sequence[Rect], reach: float = 1.5) -> bool:
+    """Do rules over both sides close them, one just above each side's first line and one just
+    below each side's last (within `reach` line heights): a table's body between its rules?"""
+    h = layout_unit(left + right)
+    across = [r for r in _across(rules) if _over_both(r, _spans(left, right))]
+    tops = [min(it.y0 for it in side) for side in (left, right)]
+    bottoms = [max(it.y1 for it in side) for side in (left, right)]
+    above = any(all(0 <= top - r[3] <= reach * h for top in tops) for r in across)
+    below = any(all(0 <= r[1] - bottom <= reach * h for bottom in bottoms) for r in across)
+    return above and below
 
 
 def _across(rules: Sequence[Rect]) -> list[Rect]:
