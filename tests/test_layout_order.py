@@ -815,6 +815,24 @@ def test_two_bulleted_lists_side_by_side_are_read_list_by_list():
     assert [t.split()[1] for t in order] == [f"\\left{k}" for k in range(8)] + [f"\\right{k}" for k in range(8)]
 
 
+def test_two_bulleted_lists_of_two_line_items_side_by_side_are_read_list_by_list():
+    """Most items a name on its bullet's line and its macro on a second line indented to the
+    name (some only the macro): only about half the rows start with a bullet, yet every row at
+    the list's edge does."""
+    lines = []
+    for side, x, short in (("left", 240, (2, 3, 4)), ("right", 900, ())):
+        y = 200
+        for k in range(8):
+            if k in short:
+                lines.append(_line(f"• \\{side}{k} ⇒ X", x, y, x + 200))
+                y += 60
+            else:
+                lines += [_line(f"• {side} name {k}", x, y, x + 260), _line(f"\\{side}{k} ⇒ X", x + 34, y + 40, x + 200)]
+                y += 100
+    words = " ".join(_order(build_blocks(lines, 2339))).split()
+    assert words.index("\\left7") < words.index("right")
+
+
 def test_a_table_of_names_and_values_set_close_is_read_row_by_row():
     """A borderless table of command names and their values, 23 px apart: as close as an index's
     columns, but its value column is well over twice as wide as the name column (a table's

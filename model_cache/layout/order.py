@@ -378,9 +378,14 @@ def _breaks_apart(left: list[Item], right: list[Item], params: LayoutParams,
 
 
 def _listed(side: list[Item], params: LayoutParams) -> bool:
-    """Do most of the side's rows (column_rows or more) start with a list bullet?"""
+    """Is the side a bulleted list: column_rows or more rows start with a bullet, and nearly all
+    its other rows do too, but for an item's further lines (indented to its text, up to
+    2.5 line heights from the side's left edge)?"""
     rows = rows_of(side, params)
-    return len(rows) >= params.column_rows and sum(1 for row in rows if row[0].line.bullet) >= 0.8 * len(rows)
+    edge, h = min(row[0].x0 for row in rows), layout_unit(side)
+    counted = [row for row in rows if not 0.5 * h <= row[0].x0 - edge <= 2.5 * h]
+    bulleted = sum(1 for row in counted if row[0].line.bullet)
+    return bulleted >= params.column_rows and bulleted >= 0.8 * len(counted)
 
 
 def _gaps_filled(side: list[Item], other: list[Item], params: LayoutParams) -> int:
