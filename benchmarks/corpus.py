@@ -242,10 +242,9 @@ def _real_text(layer) -> bool:
 def choose_pages(pool: list[Candidate], seed: int, target: int = TARGET_PAGES) -> list[Candidate]:
     """The seeded rule: first, for each tag from the rarest in the pool up (Chinese counted as a
     tag), seeded picks of pages with that tag until it has TAG_QUOTA pages (ZH_QUOTA for Chinese;
-    both scaled to `target`)
-    in the corpus; then
-    seeded picks round-robin over documents (each document's next page, documents in seeded
-    order) until `target` pages; never more than MAX_PAGES_PER_PDF pages of one document."""
+    both scaled by `target` / TARGET_PAGES) in the corpus; then seeded picks round-robin over
+    documents (each document's next page, documents in seeded order) until `target` pages; never
+    more than MAX_PAGES_PER_PDF pages of one document."""
     rng = random.Random(f"{seed}:choose")
     order = sorted(pool, key=lambda c: (c.doc, c.page))
     rng.shuffle(order)
