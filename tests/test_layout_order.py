@@ -367,6 +367,23 @@ def test_an_index_cut_into_fragments_by_its_headings_is_read_column_by_column():
     assert _order(build_blocks(lines, 2339)) == expected
 
 
+def test_fragments_of_a_three_column_index_are_joined_across_both_inked_gutters():
+    """A tight three-column index whose box gutters open only on a few rows in the middle (short
+    entries there): that fragment's two box gutters are both gutters the ink leaves open down all
+    three fragments, so all three are joined and read as one region of columns."""
+    from model_cache.layout.order import Region, _join_inked
+
+    def fragment(rows: range, gutters: list[tuple[float, float]]) -> Region:
+        lines = [_inked(f"\\{name}entry{k} ... {k}", x0, 200 + 40 * k, x0 + (380 if gutters else 460), pad=12)
+                 for k in rows for name, x0 in zip("abc", (100, 588, 1076))]
+        return Region([make_item(from_line(line)) for line in lines], gutters)
+
+    regions = [fragment(range(0, 6), []), fragment(range(6, 11), [(492, 576), (980, 1064)]),
+               fragment(range(11, 17), [])]
+    joined = _join_inked(regions, LayoutParams(), 30.0)
+    assert len(joined) == 1 and len(joined[0].items) == 51
+
+
 def test_a_grid_of_examples_with_a_blank_band_across_both_sides_is_read_cell_row_by_cell_row():
     """Two rows of two example cells (code over its rendering), their ink 28 px apart, a blank
     band between the rows across both sides: read as a grid, not as two columns."""
@@ -388,11 +405,11 @@ def test_an_inked_gutter_does_not_join_a_region_that_its_own_box_gutters_read():
     params = LayoutParams()
     fields = [make_item(from_line(_inked(f"{text}{k}", x0, 200 + 40 * k, x1)))
               for k in range(7) for text, x0, x1 in (("field", 100, 400), ("op", 440, 460), ("args", 500, 640))]
-    assert not _agrees(Region(fields, [(408, 432), (468, 492)]), (640, 672), params)
-    assert _agrees(Region(fields, [(630, 680)]), (640, 672), params)
+    assert not _agrees(Region(fields, [(408, 432), (468, 492)]), [(640, 672)], params)
+    assert _agrees(Region(fields, [(630, 680)]), [(640, 672)], params)
     entries = [make_item(from_line(_inked(f"entry{k}", 760, 200 + 40 * k, 1000))) for k in range(5)]
     heading = make_item(from_line(_inked("E", 1200, 200, 1220)))
-    assert _agrees(Region(entries + [heading], [(1008, 1192)]), (730, 752), params)
+    assert _agrees(Region(entries + [heading], [(1008, 1192)]), [(730, 752)], params)
 
 
 def test_a_page_number_after_a_blank_or_a_head_over_a_rule_is_not_joined_to_an_index():

@@ -125,7 +125,8 @@ def _join_inked(regions: list[Region], params: LayoutParams, h: float,
             end += 1
         joined = [it for r in regions[i:end] for it in r.items]
         band = _ink_gutter(joined, params, h, rules) if end - i > 1 else None
-        if band is not None and all(_agrees(region, band, params) for region in regions[i:end]):
+        bands = _ink_bands(joined, params, h) if band is not None else []
+        if band is not None and all(_agrees(region, bands, params) for region in regions[i:end]):
             out.append(Region(joined))
             i = end
             continue
@@ -147,13 +148,14 @@ def _apart(upper: list[Item], lower: list[Item], rules: Sequence[Rect], params: 
                        for r in _across(rules))
 
 
-def _agrees(region: Region, band: tuple[float, float], params: LayoutParams) -> bool:
-    """May this region be read across the inked gutter `band`? Each of its box gutters must be
-    this one, or have only a few rows on one side (a letter heading, a short entry beside the
-    others). A box gutter elsewhere with rows down both sides (a listing's aligned fields, a
-    table's columns) says how the region reads."""
+def _agrees(region: Region, bands: list[tuple[float, float]], params: LayoutParams) -> bool:
+    """May this region be read with the regions it is joined to, across their inked gutters
+    `bands` (down all of them: a three-column index has two)? Each of its box gutters must be
+    one of these, or have only a few rows on one side (a letter heading, a short entry beside
+    the others). A box gutter elsewhere with rows down both sides (a listing's aligned fields,
+    a table's columns) says how the region reads."""
     for lo, hi in region.gutters:
-        if lo < band[1] and hi > band[0]:
+        if any(lo < b1 and hi > b0 for b0, b1 in bands):
             continue
         left, right = _sides(region.items, (lo + hi) / 2)
         if min(len(rows_of(left, params)), len(rows_of(right, params))) > params.fragment_rows:
