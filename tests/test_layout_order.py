@@ -897,3 +897,17 @@ def test_a_ruled_table_with_empty_cells_on_one_side_is_read_row_by_row():
     assert ruled.index("note0") < ruled.index("\\cmd1") < ruled.index("note1")
     unruled = " ".join(_order(build_blocks(_commands_table(), 2339))).split()
     assert unruled.index("\\cmd15") < unruled.index("note0")  # without the rules: two columns
+
+
+def test_a_letter_heading_over_one_column_after_a_blank_keeps_the_columns_whole():
+    """An index's letter heading centred over its column, after the letter skip, where the next
+    column's own heading was not read: the rows below still continue both columns, so the page
+    is read column by column, not in two bands."""
+    left, right, lines = [], [], []
+    for k in list(range(8)) + list(range(10, 18)):
+        left.append(f"\\left{k} ... {k}")
+        right.append(f"\\right{k} ... {k}")
+        lines += [_line(left[-1], 100, 200 + 40 * k, 520), _line(right[-1], 700, 200 + 40 * k, 1120)]
+    lines.append(_line("S", 318, 200 + 40 * 9, 342))
+    left.insert(8, "S")
+    assert _order(build_blocks(lines, 2339)) == left + right

@@ -73,8 +73,9 @@ def intersect_bands(a: list[tuple[float, float]], b: list[tuple[float, float]],
 def merged_regions(items: list[Item], gutter: float, h: float) -> list[Region]:
     """Strips joined while they keep a common gutter (or while neither has one). A strip with
     text on one side only joins a gutter region only if it follows closely: after a gap it
-    is more likely a full-width section's heading than the rest of one column. A block of
-    centred lines (a title) ends at a gap."""
+    is more likely a full-width section's heading than the rest of one column, unless it is
+    centred over its own column (an index's letter heading). A block of centred lines (a
+    title) ends at a gap."""
     lo, hi = min(it.x0 for it in items), max(it.x1 for it in items)
     regions: list[Region] = []
     bands_of: list[list[tuple[float, float]]] = []
@@ -91,8 +92,8 @@ def merged_regions(items: list[Item], gutter: float, h: float) -> list[Region]:
             had_gutter = bool(region.gutters) or bool(own)
             gutters = interior(common, joined)
             after_gap = min(it.y0 for it in strip) - max(it.y1 for it in region.items) > 0.8 * h
-            if after_gap and region.gutters and not own:  # one-sided
-                gutters = []
+            if after_gap and region.gutters and not own and not _column_heading(strip, region, h):
+                gutters = []  # one-sided
             # A centred title block ends at a gap: the bands beside its lines are its margins,
             # not gutters that a line at one side below it could share. (A strip with a gutter
             # of its own, a table's row under its centred caption, joins as before.)
@@ -165,6 +166,22 @@ def _agrees(region: Region, bands: list[tuple[float, float]], params: LayoutPara
 
 def _inked(region: Region) -> bool:
     return all(it.ink is not None for it in region.items)
+
+
+def _column_heading(strip: list[Item], region: Region, h: float) -> bool:
+    """Is every line of the strip short and centred over one of the region's columns (within a
+    line height), and none over the middle of the whole region, where a full-width heading
+    stands? An index's letter heading whose neighbour in the next column was not read."""
+    x0, x1 = min(it.x0 for it in region.items), max(it.x1 for it in region.items)
+    edges = [x0] + [v for lo, hi in sorted(region.gutters) for v in (lo, hi)] + [x1]
+    columns = list(zip(edges[::2], edges[1::2]))
+    for it in strip:
+        mid = (it.x0 + it.x1) / 2
+        home = [(a, b) for a, b in columns if a <= mid <= b]
+        if (not home or abs(mid - (x0 + x1) / 2) <= 2 * h or abs(mid - sum(home[0]) / 2) > h
+                or it.x1 - it.x0 > 0.5 * (home[0][1] - home[0][0])):
+            return False
+    return True
 
 
 def _centred(items: list[Item], lo: float, hi: float, h: float) -> bool:
