@@ -126,23 +126,35 @@ def render_page(pdf: Path, number: int, dpi: float, seed: int | None = None) -> 
     return image if seed is None else simulate_scan(image, seed)
 
 
+@dataclass(frozen=True)
+class ScanSettings:
+    angle: float  # degrees, counterclockwise (PIL's rotate)
+    blur: float
+    noise_sigma: float
+    quality: int
+
+
+def scan_settings(rng: np.random.Generator) -> ScanSettings:
+    """The simulated scanner's settings, the first draws from the page's generator."""
+    angle = float(rng.uniform(0.3, 1.2)) * (1 if rng.random() < 0.5 else -1)
+    return ScanSettings(angle, float(rng.uniform(0.5, 1.0)), float(rng.uniform(6.0, 12.0)),
+                        int(rng.integers(55, 76)))
+
+
 def simulate_scan(image: Image.Image, seed: int) -> Image.Image:
     """A cheap office-scanner model: the sheet is a little skewed, the optics blur, the sensor
     adds noise and the result is stored as a mid-quality JPEG. Parameters are drawn from `seed`."""
     rng = np.random.default_rng(seed)
-    angle = float(rng.uniform(0.3, 1.2)) * (1 if rng.random() < 0.5 else -1)
-    blur = float(rng.uniform(0.5, 1.0))
-    noise_sigma = float(rng.uniform(6.0, 12.0))
-    quality = int(rng.integers(55, 76))
-    gray = image.convert("L").rotate(angle, resample=Image.Resampling.BICUBIC, expand=False,
+    settings = scan_settings(rng)
+    gray = image.convert("L").rotate(settings.angle, resample=Image.Resampling.BICUBIC, expand=False,
                                      fillcolor=255)
-    gray = gray.filter(ImageFilter.GaussianBlur(blur))
+    gray = gray.filter(ImageFilter.GaussianBlur(settings.blur))
     pixels = np.asarray(gray, dtype=np.float32)
     pixels = pixels * 0.9 + 12.0  # paper is not pure white, ink not pure black
-    pixels += rng.normal(0.0, noise_sigma, pixels.shape).astype(np.float32)
+    pixels += rng.normal(0.0, settings.noise_sigma, pixels.shape).astype(np.float32)
     noisy = Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8), "L")
     buffer = io.BytesIO()
-    noisy.save(buffer, "JPEG", quality=quality)
+    noisy.save(buffer, "JPEG", quality=settings.quality)
     buffer.seek(0)
     with Image.open(buffer) as scanned:
         return scanned.convert("RGB")

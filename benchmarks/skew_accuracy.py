@@ -30,11 +30,10 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 def simulated_angle(manifest: dict, page_id: str) -> float:
     """The skew the simulated scan was given, in the stage's convention (radians of the
     baselines' slope, y down): simulate_scan turns the page counterclockwise by its angle."""
-    from eval_sets import _page_seed
+    from eval_sets import _page_seed, scan_settings
 
-    rng = np.random.default_rng(_page_seed(manifest["scan_seed"], page_id))
-    degrees = float(rng.uniform(0.3, 1.2)) * (1 if rng.random() < 0.5 else -1)
-    return -math.radians(degrees)
+    settings = scan_settings(np.random.default_rng(_page_seed(manifest["scan_seed"], page_id)))
+    return -math.radians(settings.angle)
 
 
 class SkewProbe:
