@@ -125,8 +125,8 @@ def _join_inked(regions: list[Region], params: LayoutParams, h: float,
                and _ink_bands([it for r in regions[i:end + 1] for it in r.items], params, h)):
             end += 1
         joined = [it for r in regions[i:end] for it in r.items]
-        band = _ink_gutter(joined, params, h, rules) if end - i > 1 else None
-        bands = _ink_bands(joined, params, h) if band is not None else []
+        bands = _ink_bands(joined, params, h) if end - i > 1 else []
+        band = _ink_gutter(joined, params, h, rules, bands) if bands else None
         if band is not None and all(_agrees(region, bands, params) for region in regions[i:end]):
             out.append(Region(joined))
             i = end
@@ -174,14 +174,15 @@ def _column_heading(strip: list[Item], region: Region, h: float) -> bool:
     stands? An index's letter heading whose neighbour in the next column was not read."""
     x0, x1 = min(it.x0 for it in region.items), max(it.x1 for it in region.items)
     edges = [x0] + [v for lo, hi in sorted(region.gutters) for v in (lo, hi)] + [x1]
-    columns = list(zip(edges[::2], edges[1::2]))
-    for it in strip:
+    columns = list(zip(edges[::2], edges[1::2]))  # the spans between the region's gutters
+
+    def over_its_column(it: Item) -> bool:
         mid = (it.x0 + it.x1) / 2
-        home = [(a, b) for a, b in columns if a <= mid <= b]
-        if (not home or abs(mid - (x0 + x1) / 2) <= 2 * h or abs(mid - sum(home[0]) / 2) > h
-                or it.x1 - it.x0 > 0.5 * (home[0][1] - home[0][0])):
-            return False
-    return True
+        home = next(((a, b) for a, b in columns if a <= mid <= b), None)
+        return (home is not None and abs(mid - (x0 + x1) / 2) > 2 * h
+                and abs(mid - (home[0] + home[1]) / 2) <= h and it.x1 - it.x0 <= 0.5 * (home[1] - home[0]))
+
+    return all(over_its_column(it) for it in strip)
 
 
 def _centred(items: list[Item], lo: float, hi: float, h: float) -> bool:
@@ -556,14 +557,15 @@ def _ink_split(items: list[Item], params: LayoutParams, h: float,
     return [it for it in items if it.gx1 <= cut], [it for it in items if it.gx0 >= cut]
 
 
-def _ink_gutter(items: list[Item], params: LayoutParams, h: float,
-                rules: Sequence[Rect] = ()) -> tuple[float, float] | None:
+def _ink_gutter(items: list[Item], params: LayoutParams, h: float, rules: Sequence[Rect] = (),
+                bands: list[tuple[float, float]] | None = None) -> tuple[float, float] | None:
     """The first gutter between the items' ink that parts columns of text (`_narrow_gutter`).
     Not the cells of a ruled table (`ruled_across`), however close, nor sides that a blank band
     runs across more than once: two columns of text rarely break at the same height, a grid of
-    examples does (a heading over the columns is one side's piece)."""
+    examples does (a heading over the columns is one side's piece). `bands`: the items'
+    `_ink_bands`, where the caller has them."""
     pieces = _blank_separated(items, params.para_gap * h)
-    for lo, hi in _ink_bands(items, params, h):
+    for lo, hi in _ink_bands(items, params, h) if bands is None else bands:
         cut = (lo + hi) / 2
         left = [it for it in items if it.gx1 <= cut]
         right = [it for it in items if it.gx0 >= cut]
