@@ -38,6 +38,7 @@ import tarfile
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 REPO = Path(__file__).resolve().parents[1]
@@ -312,13 +313,13 @@ class Manifest:
                    body["pages"])
 
 
-def select(out: Path, seed: int, manifest_path: Path, outside: Path | None = None,
+def select(out: Path, seed: int, manifest_path: Path, outside: Sequence[Path] = (),
            target: int = TARGET_PAGES) -> Manifest:
-    """`outside`: a corpus manifest whose documents are left out of the pool, for a set of pages
-    from documents that corpus never saw (to try a layout rule on before the checking half)."""
+    """`outside`: manifests whose documents are left out of the pool, for a set of pages from
+    documents those sets never saw (to try a layout rule on before the checking half)."""
     from eval_sets import DEFAULT_SEED
 
-    excluded = {d["id"] for d in Manifest.read(outside).documents} if outside else set()
+    excluded = {d["id"] for path in outside for d in Manifest.read(path).documents}
 
     manifest = Manifest(seed, DPI, DEFAULT_SEED)
     pool: list[Candidate] = []
@@ -465,7 +466,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("/work/corpus"), help="where debs, PDFs and pages go")
     parser.add_argument("--manifest", type=Path, default=MANIFEST)
     parser.add_argument("--seed", type=int, default=SEED)
-    parser.add_argument("--outside", type=Path, help="select: leave out the documents of this manifest")
+    parser.add_argument("--outside", type=Path, action="append", default=[],
+                        help="select: leave out the documents of this manifest (repeatable)")
     parser.add_argument("--pages", type=int, default=TARGET_PAGES, help="select: how many pages")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
