@@ -38,6 +38,24 @@ def test_low_score_and_tiny_regions_are_dropped():
     assert boxes_from_map(prob, DetParams(), 200, 100) == []
 
 
+def test_a_line_with_a_tall_glyph_at_one_end_is_kept():
+    # A footnote mark over the line's start: the region's rectangle is half empty (score ~0.49,
+    # under box_thresh), the region itself full. The whole line was lost before.
+    prob = _map(100, 500, [(40, 50, 440, 58, 0.95), (40, 42, 52, 50, 0.95)])
+    (box,) = boxes_from_map(prob, DetParams(), 500, 100)
+    assert box.score < DetParams.box_thresh
+    assert box.quad[:, 0].min() < 40 and box.quad[:, 0].max() > 440
+    assert boxes_from_map(prob, DetParams(fill_thresh=1.1), 500, 100) == []
+
+
+def test_a_frame_or_a_faint_region_is_not_filled_text():
+    frame = _map(100, 200, [(20, 20, 180, 80, 0.95)])
+    frame[24:76, 24:176] = 0.0  # a box's outline: its rectangle and its outline are mostly empty
+    faint = _map(100, 200, [(20, 40, 180, 50, 0.55)])
+    assert boxes_from_map(frame, DetParams(), 200, 100) == []
+    assert boxes_from_map(faint, DetParams(), 200, 100) == []
+
+
 def test_a_skewed_region_gives_a_rotated_quadrilateral():
     prob = np.zeros((200, 300), dtype=np.float32)
     for x in range(40, 260):

@@ -24,6 +24,10 @@ class DetParams:
     min_side: int = 64
     thresh: float = 0.3  # binarisation threshold on the probability map
     box_thresh: float = 0.6  # minimum mean probability inside a box
+    # ... unless the region itself is at least this full: a line with a tall glyph at one end (a
+    # footnote mark, a symbol, a superscript) gets a slanted, half-empty rectangle, and a whole line
+    # of text was lost under box_thresh (corpus pages R-exts p33, chemexec p5).
+    fill_thresh: float = 0.9
     unclip_ratio: float = 1.5
     min_size: float = 3.0
     max_candidates: int = 3000
@@ -96,6 +100,14 @@ def box_score(prob: np.ndarray, quad: np.ndarray) -> float:
     return float(cv2.mean(prob[y0:y1 + 1, x0:x1 + 1], mask)[0])
 
 
+def contour_score(prob: np.ndarray, contour: np.ndarray) -> float:
+    """Mean probability inside the contour itself (DB's 'slow' score)."""
+    x, y, w, h = cv2.boundingRect(contour)
+    mask = np.zeros((h, w), dtype=np.uint8)
+    cv2.fillPoly(mask, [contour.reshape(-1, 2) - [x, y]], 1)
+    return float(cv2.mean(prob[y:y + h, x:x + w], mask)[0])
+
+
 def unclip_rect(rect: tuple, ratio: float) -> tuple:
     """Grow a rotated rectangle by DB's offset distance area*ratio/perimeter on every side
     (the min-area rectangle of the round-offset polygon is exactly this)."""
@@ -116,7 +128,7 @@ def boxes_from_map(prob: np.ndarray, params: DetParams, out_w: int, out_h: int) 
         if min(rect[1]) < params.min_size:
             continue
         score = box_score(prob, cv2.boxPoints(rect))
-        if score < params.box_thresh:
+        if score < params.box_thresh and contour_score(prob, contour) < params.fill_thresh:
             continue
         grown = unclip_rect(rect, params.unclip_ratio)
         if min(grown[1]) < params.min_size + 2:

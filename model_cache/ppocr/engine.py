@@ -5,7 +5,8 @@ layout stage (model_cache/layout) as typed annotations.
 
 Settings through EngineOptions.extra (all optional; the model's manifest "defaults" come
 next, then the values in brackets):
-  det_limit_side (1600), det_thresh (0.3), det_box_thresh (0.6), det_unclip_ratio (1.5),
+  det_limit_side (1600), det_thresh (0.3), det_box_thresh (0.6), det_fill_thresh (0.9: a region
+  under det_box_thresh is kept when its own outline is at least this full), det_unclip_ratio (1.5),
   rec_min_score (0.5: lines recognised with less confidence are dropped),
   rec_squeeze (1.0: horizontal scale of line crops; recognition time is linear in it),
   rec_blur (0.6: Gaussian sigma, in crop pixels, softening each line crop; 0 = off),
@@ -88,7 +89,7 @@ class PipelineParams:
 # those of the scans and photos such nets learn from.
 REC_BLUR = 0.6
 
-OPTION_NAMES = ("det_limit_side", "det_thresh", "det_box_thresh", "det_unclip_ratio", "rec_min_score",
+OPTION_NAMES = ("det_limit_side", "det_thresh", "det_box_thresh", "det_fill_thresh", "det_unclip_ratio", "rec_min_score",
                 "rec_squeeze", "orientation", "cls_vote_lines", "rec_batch", "rec_strip_steps", "det_precision", "conv",
                 "gpu_streams", "rec_precision", "rec_parallel", "det_turns", "rec_blur",
                 "rec_head", "gpu_joint")
@@ -113,6 +114,7 @@ def params_from(options: EngineOptions, defaults: dict[str, Any] | None = None,
     det = DetParams(limit_side=int(num("det_limit_side", DetParams.limit_side)),
                     thresh=num("det_thresh", DetParams.thresh),
                     box_thresh=num("det_box_thresh", DetParams.box_thresh),
+                    fill_thresh=num("det_fill_thresh", DetParams.fill_thresh),
                     unclip_ratio=num("det_unclip_ratio", DetParams.unclip_ratio))
     orient = OrientParams(vote_lines=int(num("cls_vote_lines", OrientParams.vote_lines)))
     mode = (options.get("orientation") or "auto").lower()
