@@ -1,10 +1,13 @@
 """Whole-page orientation on the kit's rotated scans, and the geometry helpers."""
 
+import dataclasses
+
 import numpy as np
 import pytest
-from PIL import Image
+from PIL import Image, ImageDraw, ImageFont
 
-from model_cache.ppocr.orientation import rotate_image, rotate_quad
+from model_cache.ppocr.detection import detect
+from model_cache.ppocr.orientation import line_piece, rotate_boxes, rotate_image, rotate_quad, upside_down
 
 from tests.ppocr_helpers import kit_cer, ppocr_engine  # noqa: F401  (fixture)
 
@@ -32,3 +35,38 @@ def test_rotate_quad_matches_rotate_image(degrees):
     ys, xs = np.nonzero(turned[..., 0])
     assert (xs.min(), ys.min()) == pytest.approx(tuple(q.min(0)), abs=1)
     assert (xs.max() + 1, ys.max() + 1) == pytest.approx(tuple(q.max(0)), abs=1)
+
+
+def _repetitive_page() -> np.ndarray:
+    """Eight long lines of "very very ..." over one ordinary line (eqexpl's example page)."""
+    font = ImageFont.truetype("/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf", 28)
+    image = Image.new("RGB", (1700, 900), "white")
+    draw = ImageDraw.Draw(image)
+    for row in range(8):
+        draw.text((150, 80 + 40 * row), " ".join(["very"] * 15), font=font, fill="black")
+    draw.text((150, 430), "Then write an equation and describe the variables", font=font, fill="black")
+    return np.asarray(image)
+
+
+def test_long_repetitive_lines_do_not_turn_an_upright_page(ppocr_engine):
+    # Squeezed whole into the classifier's 160 x 80, these lines vote "turned" with p ~ 1 (and
+    # the turned page "upright"); a piece eight heights long reads the right way.
+    rgb = _repetitive_page()
+    boxes = detect(ppocr_engine.det, rgb, ppocr_engine.params.det)
+    turned, turned_boxes = rotate_image(rgb, 180), rotate_boxes(boxes, 180, rgb.shape[1], rgb.shape[0])
+    params = ppocr_engine.params.orient
+    assert not upside_down(ppocr_engine.cls, rgb, boxes, params)
+    assert upside_down(ppocr_engine.cls, turned, turned_boxes, params)
+    whole = dataclasses.replace(params, piece_aspect=float("inf"))
+    assert upside_down(ppocr_engine.cls, rgb, boxes, whole)  # what the vote did on whole lines
+
+
+def test_line_piece_keeps_the_start_of_a_long_line():
+    quad = np.array([[10, 100], [1010, 110], [1010, 140], [10, 130]], dtype=np.float32)
+    piece = line_piece(quad, 8.0)
+    assert piece[0] == pytest.approx(quad[0]) and piece[3] == pytest.approx(quad[3])
+    assert piece[1][0] - piece[0][0] == pytest.approx(240, abs=3)  # 8 heights of 30 px
+    assert piece[1][1] == pytest.approx(100 + 10 * 0.24, abs=0.5)  # along the line's slope
+    short = quad.copy()
+    short[1:3, 0] = 200
+    assert line_piece(short, 8.0) is short

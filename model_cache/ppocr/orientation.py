@@ -28,6 +28,10 @@ class OrientParams:
     vote_lines: int = 8  # lines the 0/180 classifier looks at
     early_votes: int = 3  # ...unless this many agree with p < 0.05 (or > 0.95)
     flip_share: float = 0.75  # weighted share of "180" votes needed to turn the page
+    # The classifier sees each line squeezed to cls_width x cls_height (2:1). A whole long line
+    # squeezed 10x or more can read as turned: six lines of "very very very ..." voted 180 with
+    # p = 1.0 on an upright page (eqexpl p2). It votes on a piece this many heights long instead.
+    piece_aspect: float = 8.0
     cls_width: int = 160
     cls_height: int = 80
 
@@ -90,7 +94,7 @@ def upside_down(net: NcnnNet, rgb: np.ndarray, boxes: list[TextBox], params: Ori
     lines.sort(key=lambda b: -quad_size(b.quad)[0])
     votes: list[float] = []
     for box in lines[: params.vote_lines]:
-        votes.append(flip_probability(net, rgb, box.quad, params))
+        votes.append(flip_probability(net, rgb, line_piece(box.quad, params.piece_aspect), params))
         if len(votes) >= params.early_votes and (max(votes) < 0.05 or min(votes) > 0.95):
             break
     if not votes:
@@ -100,6 +104,16 @@ def upside_down(net: NcnnNet, rgb: np.ndarray, boxes: list[TextBox], params: Ori
         return False
     share = float((weights * (np.array(votes) > 0.5)).sum() / weights.sum())
     return share >= params.flip_share
+
+
+def line_piece(quad: np.ndarray, aspect: float) -> np.ndarray:
+    """The first `aspect` heights of a line's quadrilateral (the whole of a shorter one)."""
+    width, height = quad_size(quad)
+    if width <= aspect * height:
+        return quad
+    tl, tr, br, bl = quad
+    share = aspect * height / width
+    return np.array([tl, tl + (tr - tl) * share, bl + (br - bl) * share, bl], dtype=np.float32)
 
 
 def _is_line(quad: np.ndarray, params: OrientParams) -> bool:
