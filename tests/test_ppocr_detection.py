@@ -50,7 +50,7 @@ def test_a_line_with_a_tall_glyph_at_one_end_is_kept():
 
 def test_a_frame_or_a_faint_region_is_not_filled_text():
     frame = _map(100, 200, [(20, 20, 180, 80, 0.95)])
-    frame[24:76, 24:176] = 0.0  # a box's outline: its rectangle and its outline are mostly empty
+    frame[24:76, 24:176] = 0.0  # a drawn box: the area its outline encloses is mostly empty
     faint = _map(100, 200, [(20, 40, 180, 50, 0.55)])
     assert boxes_from_map(frame, DetParams(), 200, 100) == []
     assert boxes_from_map(faint, DetParams(), 200, 100) == []
