@@ -54,7 +54,7 @@ def dropped_regions(engine, rgb: np.ndarray, low: float) -> tuple[list[tuple[flo
         score = det.box_score(prob, cv2.boxPoints(rect))
         if low <= score < params.box_thresh:
             quad = det.order_quad(cv2.boxPoints(det.unclip_rect(rect, params.unclip_ratio))) * scale - pad
-            out.append((score, det.contour_score(prob, contour), quad))
+            out.append((score, det.box_score(prob, contour.reshape(-1, 2)), quad))
     return out, kept
 
 

@@ -91,21 +91,14 @@ def order_quad(points: np.ndarray) -> np.ndarray:
 
 
 def box_score(prob: np.ndarray, quad: np.ndarray) -> float:
-    """Mean probability inside the quadrilateral (the 'fast' score of DB)."""
+    """Mean probability inside a polygon: the region's rectangle (DB's 'fast' score) or its
+    contour's points (its 'slow' score)."""
     h, w = prob.shape
     x0, y0 = np.clip(np.floor(quad.min(0)).astype(int), 0, [w - 1, h - 1])
     x1, y1 = np.clip(np.ceil(quad.max(0)).astype(int), 0, [w - 1, h - 1])
     mask = np.zeros((y1 - y0 + 1, x1 - x0 + 1), dtype=np.uint8)
     cv2.fillPoly(mask, [np.round(quad - [x0, y0]).astype(np.int32)], 1)
     return float(cv2.mean(prob[y0:y1 + 1, x0:x1 + 1], mask)[0])
-
-
-def contour_score(prob: np.ndarray, contour: np.ndarray) -> float:
-    """Mean probability inside the contour itself (DB's 'slow' score)."""
-    x, y, w, h = cv2.boundingRect(contour)
-    mask = np.zeros((h, w), dtype=np.uint8)
-    cv2.fillPoly(mask, [contour.reshape(-1, 2) - [x, y]], 1)
-    return float(cv2.mean(prob[y:y + h, x:x + w], mask)[0])
 
 
 def unclip_rect(rect: tuple, ratio: float) -> tuple:
@@ -128,7 +121,7 @@ def boxes_from_map(prob: np.ndarray, params: DetParams, out_w: int, out_h: int) 
         if min(rect[1]) < params.min_size:
             continue
         score = box_score(prob, cv2.boxPoints(rect))
-        if score < params.box_thresh and contour_score(prob, contour) < params.fill_thresh:
+        if score < params.box_thresh and box_score(prob, contour.reshape(-1, 2)) < params.fill_thresh:
             continue
         grown = unclip_rect(rect, params.unclip_ratio)
         if min(grown[1]) < params.min_size + 2:

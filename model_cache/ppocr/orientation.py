@@ -1,8 +1,8 @@
 """Page orientation. Whole-page 0/90/180/270 is decided once per page, never per line:
 90/270 from the shape of the detected text boxes (text lines are long and flat when
 upright), then 0/180 by a confidence-weighted vote of the PP-LCNet text-line classifier
-over the start of each of the page's longest lines. A page is only turned when the vote is clear, so upright
-pages are never harmed by a few misclassified lines."""
+over the start of each of the page's longest lines. A page is only turned when the vote is
+clear, so upright pages are never harmed by a few misclassified lines."""
 
 from __future__ import annotations
 
