@@ -28,6 +28,9 @@ class DetParams:
     # footnote mark, a symbol, a superscript) gets a slanted, half-empty rectangle, and a whole line
     # of text was lost under box_thresh (corpus pages R-exts p33, chemexec p5).
     fill_thresh: float = 0.9
+    # Figures found in a shrunk page's ink are detected again from the page at full size
+    # (figure_detail.py): a chart's tick labels are lost at limit_side.
+    figure_detail: bool = True
     unclip_ratio: float = 1.5
     min_size: float = 3.0
     max_candidates: int = 3000

@@ -7,6 +7,8 @@ Settings through EngineOptions.extra (all optional; the model's manifest "defaul
 next, then the values in brackets):
   det_limit_side (1600), det_thresh (0.3), det_box_thresh (0.6), det_fill_thresh (0.9: a region
   under det_box_thresh is kept when its own outline is at least this full), det_unclip_ratio (1.5),
+  det_figure_detail ("on" | "off": figures in a page the detector read shrunk are detected
+  again from the page at full size, figure_detail.py),
   rec_min_score (0.5: lines recognised with less confidence are dropped),
   rec_squeeze (1.0: horizontal scale of line crops; recognition time is linear in it),
   rec_blur (0.6: Gaussian sigma, in crop pixels, softening each line crop; 0 = off),
@@ -55,6 +57,7 @@ from model_cache.layout.replay import PageLines, cached
 from model_cache.ppocr.assets import MODEL_NAME, ModelSet, load_model_set
 from model_cache.ppocr.bullets import with_bullets
 from model_cache.ppocr.detection import DetParams, TextBox, detect
+from model_cache.ppocr.figure_detail import with_figure_detail
 from model_cache.ppocr.figures import non_text
 from model_cache.ppocr.leaders import Box, reads_as_page_numbers, with_leaders
 from model_cache.ppocr.orientation import (OrientParams, rotate_boxes, rotate_image,
@@ -89,7 +92,7 @@ class PipelineParams:
 # those of the scans and photos such nets learn from.
 REC_BLUR = 0.6
 
-OPTION_NAMES = ("det_limit_side", "det_thresh", "det_box_thresh", "det_fill_thresh", "det_unclip_ratio", "rec_min_score",
+OPTION_NAMES = ("det_limit_side", "det_figure_detail", "det_thresh", "det_box_thresh", "det_fill_thresh", "det_unclip_ratio", "rec_min_score",
                 "rec_squeeze", "orientation", "cls_vote_lines", "rec_batch", "rec_strip_steps", "det_precision", "conv",
                 "gpu_streams", "rec_precision", "rec_parallel", "det_turns", "rec_blur",
                 "rec_head", "gpu_joint")
@@ -111,11 +114,18 @@ def params_from(options: EngineOptions, defaults: dict[str, Any] | None = None,
         except ValueError:
             raise EngineError(f"ppocr option {key}={value!r} is not a number") from None
 
+    def switch(key: str, default: bool) -> bool:
+        value = str(options.get(key, defaults.get(key, "on" if default else "off"))).lower()
+        if value not in ("on", "off"):
+            raise EngineError(f"ppocr option {key}={value!r}: use 'on' or 'off'")
+        return value == "on"
+
     det = DetParams(limit_side=int(num("det_limit_side", DetParams.limit_side)),
                     thresh=num("det_thresh", DetParams.thresh),
                     box_thresh=num("det_box_thresh", DetParams.box_thresh),
                     fill_thresh=num("det_fill_thresh", DetParams.fill_thresh),
-                    unclip_ratio=num("det_unclip_ratio", DetParams.unclip_ratio))
+                    unclip_ratio=num("det_unclip_ratio", DetParams.unclip_ratio),
+                    figure_detail=switch("det_figure_detail", DetParams.figure_detail))
     orient = OrientParams(vote_lines=int(num("cls_vote_lines", OrientParams.vote_lines)))
     mode = (options.get("orientation") or "auto").lower()
     if mode not in ("auto", "off"):
@@ -258,6 +268,10 @@ class PPOCREngine:
         if self.turns.path:  # part of "detect": waiting for the other workers' detectors
             timings["detect_wait"] = self.turns.waited - waited
         rgb, boxes, rotation = self._orient(rgb, boxes, timings)
+        if self.params.det.figure_detail:
+            mark = time.perf_counter()
+            boxes = with_figure_detail(rgb, boxes, self.params.det, self._detect_boxes)
+            timings["detect"] += time.perf_counter() - mark
         return _Page(rgb, boxes, rotation)
 
     def _detect_boxes(self, rgb: np.ndarray) -> list[TextBox]:
