@@ -1,14 +1,14 @@
 """Figures detected again at the page's own resolution.
 
 The detector reads a whole page shrunk to `DetParams.limit_side` (a 200 dpi A4 page at ~0.68x),
-where body text and 5-pt print survive but a chart's tick labels and a screenshot's UI text
-(4-5 pt, 10-12 px high) are missed or run together. Those sit inside figures, which the page's
-ink shows before anything is recognised (`figures.figure_regions`, from the boxes found so far).
-Each figure region is detected again from a crop of the page at full size (a fraction of the
-page's pixels), and its boxes replace the first pass's boxes they overlap; a first-pass box the
-second pass has nothing for is kept, so the second pass can only add text or part it better.
-Boxes outside figures, and so the body's reading order, are those of the first pass; second-pass
-boxes thicker than two line heights are left out (large text needs no second look).
+where body text and 5-pt print survive but a chart's tick labels (8-10 px high at 200 dpi, set
+against the axis's ticks) and a screenshot's small UI text are missed or run together. Those sit
+inside figures, which the page's ink shows before anything is recognised
+(`figures.figure_regions`, from the boxes found so far). Each figure region is detected again from
+a crop of the page at full size (a fraction of the page's pixels), and its boxes replace the first
+pass's boxes they cover; a first-pass box the second pass has nothing for is kept. Boxes outside
+figures, and so the body's reading order, are those of the first pass; second-pass boxes thicker
+than two line heights are left out (large text needs no second look).
 """
 
 from __future__ import annotations
