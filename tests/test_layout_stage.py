@@ -119,6 +119,19 @@ def test_vertical_cjk_is_read_top_to_bottom_right_to_left():
     assert order(layout_page(list(reversed(lines)), W, H)) == [f"第{k}列竖排文字内容" for k in range(8)]
 
 
+def test_a_line_set_vertically_is_never_joined_into_a_row():
+    """A page turned for its sideways caption (hvfloat): the running head, upright on the
+    original page, is now a vertical line close beside the caption's rows. It stays a line of
+    its own instead of being glued onto the row its middle stands on."""
+    rows = [line(f"caption row {k} of a figure turned on its page", 1270, 1064 + 40 * k, 2108, h=36)
+            for k in range(4)]
+    head = LayoutLine("2.1 Definition on an odd page", 0.99,
+                      [[2157, 941], [2207, 941], [2207, 1327], [2157, 1327]])
+    texts = [ln.text for b in layout_page(rows + [head], 2339, 1654) for ln in b.lines]
+    assert "2.1 Definition on an odd page" in texts
+    assert all(t.startswith("caption row") for t in texts if t != "2.1 Definition on an odd page")
+
+
 def test_a_text_layer_that_reads_right_keeps_its_order_and_gets_kinds():
     """A running head drawn last in the content stream stays last (that order reads right),
     and still gets its kind."""

@@ -112,6 +112,13 @@ def page_skew(lines: list[LayoutLine]) -> float:
     return float(np.asarray(angles)[order][np.searchsorted(cum, cum[-1] / 2)])
 
 
+def set_vertically(line: LayoutLine) -> bool:
+    """A line of several characters whose box is much taller than wide: set vertically among
+    rows (a turned caption; a running head once the page is turned for such captions)."""
+    xs, ys = [p[0] for p in line.box], [p[1] for p in line.box]
+    return len(line.text.strip()) >= 3 and max(ys) - min(ys) > 2 * (max(xs) - min(xs))
+
+
 def make_item(line: LayoutLine, skew: float = 0.0, ids: tuple[int, ...] = ()) -> Item:
     """Geometry of a line in the page's deskewed frame (the line keeps its real box), so
     rows and columns of a slightly rotated scan line up as on the original."""
@@ -122,6 +129,8 @@ def make_item(line: LayoutLine, skew: float = 0.0, ids: tuple[int, ...] = ()) ->
     h = float((np.linalg.norm(pts[3] - pts[0]) + np.linalg.norm(pts[2] - pts[1])) / 2)
     x0, y0 = pts.min(0)
     x1, y1 = pts.max(0)
+    if set_vertically(line):  # its text is as high as its box is wide, not as its box is tall
+        h = float(x1 - x0)
     return Item(line, float(x0), float(y0), float(x1), float(y1), max(h, 1.0), ids,
                 ink=_ink_extent(line, float(x0), float(x1), h, skew))
 
@@ -254,7 +263,8 @@ def join_row(row: list[Item], params: LayoutParams) -> list[Item]:
     for it in row[1:]:
         prev = out[-1]
         unit = max(prev.h, it.h)
-        if prev.line.leader or it.x0 - prev.x1 < params.join_gap * unit:
+        across = set_vertically(prev.line) != set_vertically(it.line)  # never one line
+        if not across and (prev.line.leader or it.x0 - prev.x1 < params.join_gap * unit):
             out[-1] = _joined(prev, it)
         else:
             out.append(it)

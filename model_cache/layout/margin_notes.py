@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from model_cache.layout.geometry import (Group, Item, LayoutParams, extent, free_bands, interior,
-                                         join_row, rows_of, same_row)
+                                         join_row, rows_of, same_row, set_vertically)
 
 
 def split_margin_notes(items: list[Item], params: LayoutParams, h: float,
@@ -137,8 +137,8 @@ def notes_into_rows(blocks: list[Group], groups: list[list[Item]],
 def _on_its_baseline(note: Item, body: Item, params: LayoutParams) -> bool:
     """Set in the body's size on the body line's baseline. Notes in a smaller type (l3doc's
     'New: 2018-03-24' stamps under a function's name) describe the paragraph and are read
-    after it."""
-    return (abs(note.cy - body.cy) <= params.note_baseline * body.h
+    after it. A line set vertically stands on no row's baseline."""
+    return (not set_vertically(note.line) and abs(note.cy - body.cy) <= params.note_baseline * body.h
             and note.h >= params.note_size * body.h)
 
 
