@@ -25,7 +25,8 @@ from dataclasses import replace
 
 from model_cache.layout.crossing import split_crossing
 from model_cache.layout.geometry import (Group, Item, LayoutParams, Rect, join_leaders, join_row, make_item,
-                                         layout_unit, median_height, page_skew, rows_of)
+                                         layout_unit, median_height, page_skew, rows_of,
+                                         set_vertically)
 from model_cache.layout.kinds import assign_kinds
 from model_cache.layout.lines import LayoutLine, output_lines
 from model_cache.layout.margin_notes import note_groups, split_margin_notes, weave_notes
@@ -93,16 +94,7 @@ def is_vertical(lines: list[LayoutLine], share: float = 0.6) -> bool:
     long = [line for line in lines if len(line.text.strip()) >= 3]
     if len(long) < 2:
         return False
-    tall = sum(1 for line in long if _box_height(line.box) > 2 * _box_width(line.box))
-    return tall >= share * len(long)
-
-
-def _box_width(box) -> float:
-    return max(p[0] for p in box) - min(p[0] for p in box)
-
-
-def _box_height(box) -> float:
-    return max(p[1] for p in box) - min(p[1] for p in box)
+    return sum(map(set_vertically, long)) >= share * len(long)
 
 
 def _quarter_turn(box, width: float):

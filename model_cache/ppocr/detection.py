@@ -42,9 +42,14 @@ class TextBox:
     score: float
 
 
+def page_scale(width: int, height: int, params: DetParams) -> float:
+    """How much the detector shrinks a page (1.0: read at full size)."""
+    return min(1.0, params.limit_side / max(width, height))
+
+
 def input_size(width: int, height: int, params: DetParams) -> tuple[int, int]:
     """Scale so the long side is at most limit_side, then round each side to a multiple of 32."""
-    scale = min(1.0, params.limit_side / max(width, height))
+    scale = page_scale(width, height, params)
     def fit(side: int) -> int:
         return max(32, int(round(side * scale / 32)) * 32)
     tw, th = fit(width), fit(height)

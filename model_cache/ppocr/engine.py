@@ -114,18 +114,13 @@ def params_from(options: EngineOptions, defaults: dict[str, Any] | None = None,
         except ValueError:
             raise EngineError(f"ppocr option {key}={value!r} is not a number") from None
 
-    def switch(key: str, default: bool) -> bool:
-        value = str(options.get(key, defaults.get(key, "on" if default else "off"))).lower()
-        if value not in ("on", "off"):
-            raise EngineError(f"ppocr option {key}={value!r}: use 'on' or 'off'")
-        return value == "on"
-
     det = DetParams(limit_side=int(num("det_limit_side", DetParams.limit_side)),
                     thresh=num("det_thresh", DetParams.thresh),
                     box_thresh=num("det_box_thresh", DetParams.box_thresh),
                     fill_thresh=num("det_fill_thresh", DetParams.fill_thresh),
                     unclip_ratio=num("det_unclip_ratio", DetParams.unclip_ratio),
-                    figure_detail=switch("det_figure_detail", DetParams.figure_detail))
+                    figure_detail=nets.switch(options, "det_figure_detail",
+                                              defaults.get("det_figure_detail") or "on"))
     orient = OrientParams(vote_lines=int(num("cls_vote_lines", OrientParams.vote_lines)))
     mode = (options.get("orientation") or "auto").lower()
     if mode not in ("auto", "off"):
@@ -390,13 +385,10 @@ class PPOCREngine:
         return results  # type: ignore[return-value]
 
 
-def _det_turns(options: EngineOptions, defaults: dict[str, Any]) -> bool:
-    """det_turns: the option, else the model manifest's default, else off."""
-    value = str(options.get("det_turns") or defaults.get("det_turns") or "off").lower()
-    if value not in ("on", "off"):
-        raise EngineError(f"ppocr option det_turns={value!r}: use 'on' or 'off'")
-    return value == "on"
-
-
 def create_engine(options: EngineOptions) -> PPOCREngine:
     return PPOCREngine(options)
+
+
+def _det_turns(options: EngineOptions, defaults: dict[str, Any]) -> bool:
+    """det_turns: the option, else the model manifest's default, else off."""
+    return nets.switch(options, "det_turns", defaults.get("det_turns") or "off")

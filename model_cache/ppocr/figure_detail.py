@@ -19,7 +19,7 @@ import numpy as np
 
 from model_cache.layout.lines import LayoutLine
 from model_cache.ppocr.crops import quad_size
-from model_cache.ppocr.detection import DetParams, TextBox
+from model_cache.ppocr.detection import DetParams, TextBox, page_scale
 from model_cache.ppocr.figures import figure_regions
 
 Rect = tuple[float, float, float, float]
@@ -34,10 +34,6 @@ COVERED = 0.3
 # The second pass is for small print: its boxes thicker than this many median line heights are
 # left out (large text was found by the first pass; at full size DB can box a patch of curves).
 MAX_THICKNESS = 2.0
-
-
-def page_scale(width: int, height: int, params: DetParams) -> float:
-    return min(1.0, params.limit_side / max(width, height))
 
 
 def regions_to_redetect(rgb: np.ndarray, boxes: list[TextBox], params: DetParams) -> list[Rect]:

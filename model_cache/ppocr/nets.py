@@ -91,7 +91,9 @@ def owner_nets(models: ModelSet, options: EngineOptions) -> tuple[NcnnNet, Strip
     where their ncnn options agree (joint_net.py: each shader compiled once). The recogniser is
     None where the owner loads it later on its own (a CPU owner; `gpu_joint=off`)."""
     det = detector_runtime(options)
-    joint = _joint(options)
+    # gpu_joint: 'on' loads a GPU owner's two nets as one (about 0.3 s less at its start on an
+    # H200); 'off' as two, the detector first.
+    joint = switch(options, "gpu_joint", "on")
     if not det.gpu or not joint:
         return NcnnNet(models.det, det), None
     strips = owner_recognizer(models, options, load=False)
@@ -179,13 +181,12 @@ def _direct_conv(options: EngineOptions) -> bool:
     return kernels == "direct"
 
 
-def _joint(options: EngineOptions) -> bool:
-    """gpu_joint: 'on' loads a GPU owner's two nets as one (about 0.3 s less at its start on
-    an H200); 'off' as two, the detector first."""
-    mode = (options.get("gpu_joint") or "on").lower()
-    if mode not in ("on", "off"):
-        raise EngineError(f"ppocr option gpu_joint={mode!r}: use 'on' or 'off'")
-    return mode == "on"
+def switch(options: EngineOptions, key: str, default: str) -> bool:
+    """An on/off ppocr option: its value, else `default` ("on" or "off")."""
+    value = str(options.get(key) or default).lower()
+    if value not in ("on", "off"):
+        raise EngineError(f"ppocr option {key}={value!r}: use 'on' or 'off'")
+    return value == "on"
 
 
 def _fp16(options: EngineOptions, name: str, default: str) -> bool:
