@@ -8,10 +8,13 @@ import os
 import signal
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 from PIL import Image
+from threadpoolctl import threadpool_info
 
+from model_cache.cpu_threads import limit_library_threads
 from model_cache.engine import EngineOptions
 from model_cache.ppocr.batch_rec import prepare
 from model_cache.ppocr.engine import PPOCREngine
@@ -85,7 +88,12 @@ def test_a_remote_engine_reads_what_the_local_one_reads(eval_dir):
     owners.start()
     try:
         owners.wait_ready()
+        limit_library_threads(3)
         remote = PPOCREngine(owners.feeder_configs()[0].engine_options)
+        # A feeder's numpy and OpenCV keep to its threads: twelve feeders with a pool of one
+        # thread per core each spent 4.4 s a page in the skew search on a 16-core host.
+        assert {pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"} == {1}
+        assert cv2.getNumThreads() == 1
         page = kit_page(eval_dir)
         got = remote.ocr_many([page, page.rotate(180, expand=True)])
         want = PPOCREngine(TINY).ocr_many([page, page.rotate(180, expand=True)])

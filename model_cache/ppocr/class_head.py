@@ -133,12 +133,3 @@ def _read_tail(bin_path: Path, classes: int, depth: int) -> tuple[np.ndarray, np
 
 def _aligned(size: int) -> int:
     return (size + 3) // 4 * 4
-
-
-def limit_blas_threads(threads: int) -> None:
-    """numpy's BLAS (OpenBLAS) starts one thread per core by default; the head runs inside a
-    worker that was given `threads`, beside other workers, so BLAS gets that many too. The
-    limit is the process's from here on (threadpoolctl: it finds whichever BLAS numpy loaded)."""
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(limits=max(1, int(threads)), user_api="blas")

@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from model_cache.cpu_threads import limit_library_threads
 from model_cache.engine import EngineError, EngineOptions
 from model_cache.heap import release_free_memory
 from model_cache.layout import LayoutLine, from_line, layout_page
@@ -175,6 +176,7 @@ class PPOCREngine:
         gpu, _ = nets.parse_device(options.device)  # an unknown device fails here, before any model loads
         self.dictionary = load_dictionary(self.models.dictionary)
         self.turns = Turns(options.turns if not gpu and _det_turns(options, self.models.defaults) else None)
+        limit_library_threads(options.threads)  # a feeder too: its numpy and OpenCV steps share the cores
         if options.service:  # the nets live in a device owner process (service.py)
             self._remote_nets(options.service)
             return

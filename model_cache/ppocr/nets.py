@@ -15,7 +15,7 @@ from model_cache.engine import EngineError, EngineOptions
 from model_cache.ppocr.assets import ModelSet
 from model_cache.ppocr.batch_graph import Unbatchable
 from model_cache.ppocr.batch_rec import BatchParams, StripRecognizer
-from model_cache.ppocr.class_head import ClassHead, graph_to_features, limit_blas_threads, read_class_head
+from model_cache.ppocr.class_head import ClassHead, graph_to_features, read_class_head
 from model_cache.ppocr.crop_threads import CropThreads
 from model_cache.ppocr.joint_net import JointPart, load_joint
 from model_cache.ppocr.recognition import softmax_input
@@ -122,10 +122,7 @@ def numpy_class_head(models: ModelSet, options: EngineOptions, runtime: RuntimeO
         raise EngineError(f"ppocr option rec_head={mode!r}: use 'auto' or 'ncnn'")
     if mode == "ncnn" or runtime.gpu:
         return None
-    head = read_class_head(models.rec.param, models.rec.bin, softmax_input(models.rec.param, models.rec.output))
-    if head is not None:
-        limit_blas_threads(runtime.threads)
-    return head
+    return read_class_head(models.rec.param, models.rec.bin, softmax_input(models.rec.param, models.rec.output))
 
 
 def strip_recognizer(models: ModelSet, options: EngineOptions,
