@@ -10,7 +10,7 @@ import statistics
 import unicodedata
 from typing import Iterable, Iterator
 
-from outputs.model import BULLETS, Block, Line, PageResult
+from outputs.model import BULLETS, Block, Line, PageResult, table_rows
 
 _LINE_START_MARKUP = re.compile(r"^(\s*)([#>=+]|[-*](?=\s)|\d+[.)](?=\s))")
 _HYPHENATED = re.compile(r"[^\W\d_]-$")
@@ -108,26 +108,6 @@ def grid_markdown(grid: list[list[str]]) -> str:
         return "| " + " | ".join(_escape_inline(c).replace("|", "\\|") for c in cells) + " |"
     return "\n".join([row(grid[0]), "| " + " | ".join("---" for _ in grid[0]) + " |"]
                      + [row(cells) for cells in grid[1:]])
-
-
-def table_rows(lines: list[Line]) -> list[list[str]]:
-    """A table's lines (cells, read row by row) as rows of cell texts: a line joins the row
-    before it when it stands level with that row's first line (its centre inside that line's
-    height) and to the right of it."""
-    rows: list[tuple[Line, Line, list[str]]] = []  # first line, last line, texts
-    for line in lines:
-        text = line.text.strip()
-        if not text:
-            continue
-        ys, xs = [p[1] for p in line.box], [p[0] for p in line.box]
-        if rows:
-            first, last, texts = rows[-1]
-            top, bottom = min(p[1] for p in first.box), max(p[1] for p in first.box)
-            if top <= (min(ys) + max(ys)) / 2 <= bottom and min(xs) >= max(p[0] for p in last.box) - 1:
-                rows[-1] = (first, line, texts + [text])
-                continue
-        rows.append((line, line, [text]))
-    return [texts for _, _, texts in rows]
 
 
 def _list_items(texts: list[str]) -> list[list[str]]:

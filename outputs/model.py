@@ -82,7 +82,30 @@ class Block:
 
     @property
     def text(self) -> str:
+        """The lines joined by newlines; a table's cells one row to a line, a space apart."""
+        if self.kind == "table":
+            return "\n".join(" ".join(row) for row in table_rows(self.lines))
         return "\n".join(line.text for line in self.lines)
+
+
+def table_rows(lines: list[Line]) -> list[list[str]]:
+    """A table's lines (cells, read row by row) as rows of cell texts: a line joins the row
+    before it when it stands level with that row's first line (its centre inside that line's
+    height) and to the right of it."""
+    rows: list[tuple[Line, Line, list[str]]] = []  # first line, last line, texts
+    for line in lines:
+        text = line.text.strip()
+        if not text:
+            continue
+        ys, xs = [p[1] for p in line.box], [p[0] for p in line.box]
+        if rows:
+            first, last, texts = rows[-1]
+            top, bottom = min(p[1] for p in first.box), max(p[1] for p in first.box)
+            if top <= (min(ys) + max(ys)) / 2 <= bottom and min(xs) >= max(p[0] for p in last.box) - 1:
+                rows[-1] = (first, line, texts + [text])
+                continue
+        rows.append((line, line, [text]))
+    return [texts for _, _, texts in rows]
 
 
 def blocks_text(blocks: list[Block]) -> str:

@@ -176,6 +176,10 @@ def test_a_table_without_a_clear_grid_keeps_each_row_on_one_line():
             cell("trad", 100, 150), cell("50 繁", 300, 150), cell("nanshanjing 43", 100, 200)]
     md = "".join(markdown_document("t", [page(1, [Block(rows, "table")])]))
     assert "\nsimp 50 简  \ntrad 50 繁  \nnanshanjing 43\n" in md
+    # The page's plain text (JSONL "text", the .txt file) reads the table row by row too, where
+    # it had one cell to a line; other blocks keep one line to a line.
+    result = page(1, [Block(rows, "table"), Block(rows[:2])])
+    assert result.text == "simp 50 简\ntrad 50 繁\nnanshanjing 43\n\nsimp\n50"
 
 
 def test_list_items_led_by_dashes_are_items_nested_by_their_indent():
