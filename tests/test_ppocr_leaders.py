@@ -61,6 +61,19 @@ def test_dots_that_run_to_an_unboxed_number_do_not_lead_to_the_next_column():
     assert leader_lines(img, _lines()) == [(0, 1)]
 
 
+def test_dots_may_stop_further_short_of_a_page_number():
+    """LaTeX's contents stop the dots an em before a 1.55 em box that right-aligns the page
+    number, so before a one-digit number the last dot is ~2.6 pitches off the number's box
+    (covington's contents, 200 dpi). Before a box that is no page number they must still reach
+    within 2.5 pitches."""
+    img = _page_with("blank")
+    for x in range(215, 850, 16):  # the last dot's centre 3.1 pitches left of the band's end
+        img[58:63, x:x + 5] = 0
+    assert leader_lines(img, _lines()) == [(0, 1)]
+    words = [_lines()[0], Line("Packaging", 0.99, _lines()[1].box)]
+    assert leader_lines(img, words) == []
+
+
 def test_rules_and_blank_gaps_are_not_leaders():
     assert leader_lines(_page_with("rule"), _lines()) == []
     assert leader_lines(_page_with("blank"), _lines()) == []
@@ -152,6 +165,27 @@ def test_a_table_of_contents_keeps_its_rows_in_markdown():
     assert block_markdown(blocks[0]).split("  \n") == ["Introduction ... 29", "Packaging ... 31"]
 
 
+def test_contents_rows_without_dots_join_the_contents_block():
+    """A LaTeX contents' chapter lines ("1 Introduction   2") have no dots: a title and a page
+    number set apart on one row are contents rows too, so the chapters' blocks and the
+    sections' leader blocks between them are one table of contents (covington p1 came out as
+    four blocks, two kinds of Markdown)."""
+    from model_cache.layout.geometry import Group, Item
+    from model_cache.layout.paragraphs import join_toc_rows
+
+    def item(text: str, x0: float, y0: float, x1: float, leaders: int = 0) -> Item:
+        box = [[x0, y0], [x1, y0], [x1, y0 + 30], [x0, y0 + 30]]
+        return Item(from_line(Line(text, 0.99, box)), x0, y0, x1, y0 + 30, 30, leaders=leaders)
+
+    chapters = [[item("1 Introduction", 20, 0, 200), item("2", 900, 0, 930)],
+                [item("2 Packages", 20, 40, 180), item("3", 900, 40, 930)]]
+    sections = [[item("2.1 Files ... 3", 50, 80, 930, leaders=1)], [item("2.2 Rules ... 4", 50, 120, 930, leaders=1)]]
+    prose = [[item("The end of the contents.", 20, 300, 600)]]
+    groups = [Group([it for row in rows for it in row], "table", rows) for rows in (chapters, sections)]
+    joined = join_toc_rows(groups + [Group(prose[0])], 30)
+    assert [g.kind for g in joined] == ["table", "text"] and len(joined[0].rows) == 4
+
+
 def _targets(img: np.ndarray, lines: list[Line]) -> list[tuple[float, float, float, float]]:
     return missed_targets(img, [from_line(line) for line in lines])
 
@@ -197,6 +231,6 @@ def test_the_engine_reads_the_number_a_leader_runs_to():
 
 
 def test_what_a_leader_may_run_to():
-    from model_cache.ppocr.leaders import reads_as_page_numbers
+    from model_cache.layout.lines import reads_as_page_numbers
     assert all(map(reads_as_page_numbers, ["29", "4, 117", "16, 42, 44", "xiv", "12-15", " 7 "]))
     assert not any(map(reads_as_page_numbers, ["", "Fischer)", "a.b", "29 and", "..."]))

@@ -9,6 +9,7 @@ or from the PDF's own text layer.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 from outputs.model import BULLETS, Box, Line, Word
@@ -18,6 +19,13 @@ OCR, TEXT_LAYER = "ocr", "textlayer"
 # Marks that are list bullets only when a space follows ("-x" is a word, "- x" an item); OCR
 # often reads a second-level LaTeX item's en dash as an em dash.
 _SPACED_BULLETS = "-–—*"
+# What a dot leader runs to, and what ends a contents entry: a page number, a range or a list of
+# them, in arabic or roman figures.
+_PAGE_NUMBERS = re.compile(r"[0-9ivxlcdmIVXLCDM]+(?:\s*[-–,]\s*[0-9ivxlcdmIVXLCDM]+)*")
+
+
+def reads_as_page_numbers(text: str) -> bool:
+    return bool(_PAGE_NUMBERS.fullmatch(text.strip()))
 
 
 @dataclass(frozen=True, eq=False)

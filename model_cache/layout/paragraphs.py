@@ -17,6 +17,7 @@ import re
 import numpy as np
 
 from model_cache.layout.geometry import Group, Item, LayoutParams, join_row, rows_of
+from model_cache.layout.lines import reads_as_page_numbers
 
 
 def _row_box(row: list[Item]) -> tuple[float, float, float, float, float]:
@@ -172,7 +173,11 @@ _TEXT_LEADER = re.compile(r"(?:\.[ \u00a0]*){4,}\S{1,8}$")
 
 
 def _toc_row(row: list[Item]) -> bool:
-    return any(it.leaders for it in row) or bool(_TEXT_LEADER.search(row[-1].line.text.strip()))
+    """A contents entry: its dots joined it to its page number, or a title and a page number
+    set apart on one row (a LaTeX contents' chapter lines have no dots)."""
+    last = row[-1].line.text
+    return (any(it.leaders for it in row) or bool(_TEXT_LEADER.search(last.strip()))
+            or (len(row) == 2 and reads_as_page_numbers(last) and any(c.isalpha() for c in row[0].line.text)))
 
 
 def join_toc_rows(groups: list[Group], h: float) -> list[Group]:

@@ -53,6 +53,7 @@ from model_cache.cpu_threads import limit_library_threads
 from model_cache.engine import EngineError, EngineOptions
 from model_cache.heap import release_free_memory
 from model_cache.layout import LayoutLine, from_line, layout_page
+from model_cache.layout.lines import reads_as_page_numbers
 from model_cache.layout.replay import ENV as LINE_CACHE_ENV
 from model_cache.layout.replay import PageLines, cached
 from model_cache.ppocr.assets import MODEL_NAME, ModelSet, load_model_set
@@ -60,7 +61,7 @@ from model_cache.ppocr.bullets import with_bullets
 from model_cache.ppocr.detection import DetParams, TextBox, detect
 from model_cache.ppocr.figure_detail import with_figure_detail
 from model_cache.ppocr.figures import non_text
-from model_cache.ppocr.leaders import Box, reads_as_page_numbers, with_leaders
+from model_cache.ppocr.leaders import Box, with_leaders
 from model_cache.ppocr.orientation import (OrientParams, rotate_boxes, rotate_image,
                                            upside_down, vertical_share)
 from model_cache.ppocr.crops import rectify

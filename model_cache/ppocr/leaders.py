@@ -5,20 +5,23 @@ layout stage joins the row into "Title ... 29"."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import replace
 
 import cv2
 import numpy as np
 
-from model_cache.layout.lines import LayoutLine
+from model_cache.layout.lines import LayoutLine, reads_as_page_numbers
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1
 
 MAX_DOT_BREAK = 3.0  # the widest gap between two dots of one leader, in dot pitches (a speck lost)
 MAX_DOT_SLOPE = 0.05  # dy/dx of the line through the dots: a scan's skew, not a slant across letters
 MAX_DOT_OFF = 0.1  # how far a dot may sit off that line, in row heights (4 in 5 dots must not)
+# How far the dots may stop short of the gap's ends, in dot pitches. Before a box that reads as a
+# page number the right end may be further off: LaTeX's contents right-align the number in a
+# 1.55 em box that the dots stop an em before, so a one-digit number leaves ~2.6 pitches.
+LEAD_IN, LEAD_TO_NUMBER = 2.5, 3.5
 
 
 def line_bounds(line: LayoutLine) -> Box:
@@ -27,7 +30,7 @@ def line_bounds(line: LayoutLine) -> Box:
 
 
 def is_leader(gray: np.ndarray, x0: float, x1: float, y0: float, y1: float,
-              row_height: float | None = None) -> bool:
+              row_height: float | None = None, lead_out: float = LEAD_IN) -> bool:
     """Regular small dark dots along the lower part of the row between x0 and x1 (y0..y1 may
     span both boxes of a skewed row; `row_height` is then one box's height). Dots are taken as
     connected blobs after a 3x3 median (scanner noise and JPEG specks vanish, dots of 2+ pixels
@@ -54,7 +57,7 @@ def is_leader(gray: np.ndarray, x0: float, x1: float, y0: float, y1: float,
     if typical is None:
         return False
     xs = np.sort(centroids[1:count][inside, 0])
-    fills = xs[0] < 2.5 * typical and (right - left) - xs[-1] < 2.5 * typical
+    fills = xs[0] < LEAD_IN * typical and (right - left) - xs[-1] < lead_out * typical
     cut = stats[1:count][~inside]
     return bool(fills and not _glyph_after_dots(blobs, centroids[1:count][inside, 0], cut, ink.shape[0], h))
 
@@ -143,19 +146,21 @@ def leader_pairs(rgb: np.ndarray, lines: list[LayoutLine]) -> list[tuple[int, in
         bx0, by0, bx1, by1 = boxes[j]
         h = ay1 - ay0
         row = min(h, by1 - by0)
-        if bx0 - ax1 >= 1.5 * h and _gap_has_leader(rgb, ax1, bx0, min(ay0, by0), max(ay1, by1), row):
+        lead_out = LEAD_TO_NUMBER if reads_as_page_numbers(lines[j].text) else LEAD_IN
+        if bx0 - ax1 >= 1.5 * h and _gap_has_leader(rgb, ax1, bx0, min(ay0, by0), max(ay1, by1), row, lead_out):
             found.append((i, int(j)))
     return found
 
 
-def _gap_has_leader(rgb: np.ndarray, x0: float, x1: float, y0: float, y1: float, row: float) -> bool:
+def _gap_has_leader(rgb: np.ndarray, x0: float, x1: float, y0: float, y1: float, row: float,
+                    lead_out: float) -> bool:
     h, w = rgb.shape[:2]
     ys, ye = max(0, int(y0)), min(h, int(np.ceil(y1)))
     xs, xe = max(0, int(x0)), min(w, int(np.ceil(x1)))
     if ye <= ys or xe <= xs:
         return False
     gray = rgb[ys:ye, xs:xe].mean(axis=2)
-    return is_leader(gray, 0, xe - xs, 0, ye - ys, row)
+    return is_leader(gray, 0, xe - xs, 0, ye - ys, row, lead_out)
 
 
 def with_leaders(rgb: np.ndarray, lines: list[LayoutLine],
@@ -269,11 +274,3 @@ def _target_span(spans: list, h: float) -> tuple[int, int]:
             break
         end = max(end, x1)
     return left, end
-
-
-# What a dot leader runs to: a page number, a range or a list of them, in arabic or roman figures.
-_PAGE_NUMBERS = re.compile(r"[0-9ivxlcdmIVXLCDM]+(?:\s*[-–,]\s*[0-9ivxlcdmIVXLCDM]+)*")
-
-
-def reads_as_page_numbers(text: str) -> bool:
-    return bool(_PAGE_NUMBERS.fullmatch(text.strip()))
