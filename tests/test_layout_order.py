@@ -690,6 +690,26 @@ def test_a_rule_between_two_columns_of_text_leaves_them_columns():
     assert [t.split()[0] for t in _order(blocks)] == ["label"] * 8 + ["setting"] * 8
 
 
+def test_a_rule_down_a_gap_narrower_than_a_gutter_parts_columns():
+    """hvfloat's two-column pages: a contents column's page numbers stand 14 px from the next
+    column's text (under the 18 px gutter), across a \\columnseprule. Without the rule each
+    number is read into the body line beside it; an open rule down the gap parts the columns.
+    A rule closed by horizontal rules at both ends (a boxed table's inner line) does not."""
+    lines = []
+    for k in range(8):
+        lines.append(_line(f"{k}.1 Heading number {k}", 140, 240 + 40 * k, 500))
+        lines.append(_line(f"{k + 3}", 700, 240 + 40 * k, 722))
+        lines.append(_line(f"body {k} " + "w" * 30, 736, 240 + 40 * k, 1500))
+
+    def glued(rules) -> int:
+        order = _order(layout_page([from_line(line) for line in lines], 1654, 2339, rules=rules))
+        return sum(1 for text in order if "body" in text and text.split()[0].isdigit())
+
+    assert glued([]) == 8
+    assert glued([(728, 230, 730, 555)]) == 0
+    assert glued([(90, 225, 1510, 228), (90, 560, 1510, 563), (728, 226, 730, 561)]) == 8
+
+
 def test_consecutive_table_rows_stay_one_table_block_whatever_their_cells_widths():
     lines = []
     for k, (label, value) in enumerate([("general", "geometry, ifthen"), ("if footnotes", "manyfoot"),

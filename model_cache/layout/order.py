@@ -4,11 +4,12 @@
    woven back in next to the paragraph each stands beside once the body is ordered
    (margin_notes.py).
 1. Cut the page into horizontal strips wherever no line crosses a y position.
-2. Each strip gets its free vertical bands (gutters); consecutive strips whose gutters
-   overlap are merged, so a two-column body made of many aligned rows becomes one region
+2. Each strip gets its free vertical bands (gutters: wide enough, or any width where an open
+   vertical rule runs down them, a \\columnseprule); consecutive strips whose gutters overlap
+   are merged, so a two-column body made of many aligned rows becomes one region
    while a full-width title or footer stays its own strip.
-3. A region with a gutter is read left part first, then right part (recursively), unless
-   its two sides are row-aligned with short items on one side (tables of contents, table
+3. A region with a gutter is read left part first, then right part (recursively; always where
+   an open rule runs down the gutter), unless its two sides are row-aligned with short items on one side (tables of contents, table
    rows, label/value lists, code with aligned comments): those are read row by row. Aligned
    rows are still columns where the gutter is narrow for two columns of text alike in width
    (an index), where the two sides break into paragraphs at different heights (an index's
@@ -70,24 +71,27 @@ def intersect_bands(a: list[tuple[float, float]], b: list[tuple[float, float]],
     return out
 
 
-def merged_regions(items: list[Item], gutter: float, h: float) -> list[Region]:
+def merged_regions(items: list[Item], gutter: float, h: float,
+                   column_rules: Sequence[Rect] = ()) -> list[Region]:
     """Strips joined while they keep a common gutter (or while neither has one). A strip with
     text on one side only joins a gutter region only if it follows closely: after a gap it
     is more likely a full-width section's heading than the rest of one column, unless it is
     centred over its own column (an index's letter heading). A block of centred lines (a
-    title) ends at a gap."""
+    title) ends at a gap. A free band however narrow is a gutter where an open rule runs down
+    it (`column_rules`, `_open_rules`)."""
     lo, hi = min(it.x0 for it in items), max(it.x1 for it in items)
     regions: list[Region] = []
     bands_of: list[list[tuple[float, float]]] = []
     for strip in horizontal_strips(items):
-        bands = free_bands(strip, lo, hi, gutter)
+        bands = _strip_bands(strip, lo, hi, gutter, column_rules)
         if regions and _marks_only(strip, h):  # a detached superscript, accent or dot between
             regions[-1].items = regions[-1].items + strip  # rows neither ends nor starts a region
             continue
         own = interior(bands, strip)  # the strip's own gutters
         if regions:
             region = regions[-1]
-            common = intersect_bands(bands_of[-1], bands, gutter)
+            common = [(a, b) for a, b in intersect_bands(bands_of[-1], bands, 0)
+                      if b - a >= gutter or _ruled(a, b, strip, column_rules)]
             joined = region.items + strip
             had_gutter = bool(region.gutters) or bool(own)
             gutters = interior(common, joined)
@@ -104,6 +108,44 @@ def merged_regions(items: list[Item], gutter: float, h: float) -> list[Region]:
         regions.append(Region(list(strip), own))
         bands_of.append(bands)
     return regions
+
+
+def _open_rules(rules: Sequence[Rect], h: float, tall: float = 5.0, reach: float = 0.5) -> list[Rect]:
+    """Vertical rules at least `tall` line heights long that do not end on a horizontal rule
+    (within `reach` line heights): a rule between columns, not a boxed table's inner line."""
+    across = [r for r in rules if r[2] - r[0] > r[3] - r[1]]
+    out = []
+    for x0, y0, x1, y1 in rules:
+        if y1 - y0 <= x1 - x0 or y1 - y0 < tall * h:
+            continue
+        x = (x0 + x1) / 2
+        ends = [r for r in across if r[0] - reach * h <= x <= r[2] + reach * h
+                and min(abs((r[1] + r[3]) / 2 - y) for y in (y0, y1)) <= reach * h]
+        if not ends:
+            out.append((x0, y0, x1, y1))
+    return out
+
+
+def _rule_down(lo: float, hi: float, items: list[Item], rules: Sequence[Rect]) -> bool:
+    """Does one of `rules` run down the band lo..hi beside most of the items' height?"""
+    top, bottom = min(it.y0 for it in items), max(it.y1 for it in items)
+    return any(lo <= (x0 + x1) / 2 <= hi and min(y1, bottom) - max(y0, top) >= 0.5 * (bottom - top)
+               for x0, y0, x1, y1 in rules)
+
+
+def _strip_bands(strip: list[Item], lo: float, hi: float, gutter: float,
+                 column_rules: Sequence[Rect]) -> list[tuple[float, float]]:
+    """The strip's free bands at least `gutter` wide, and the narrower ones an open rule runs
+    down through the strip's height."""
+    if not column_rules:
+        return free_bands(strip, lo, hi, gutter)
+    return [(a, b) for a, b in free_bands(strip, lo, hi, 0) if b - a >= gutter or _ruled(a, b, strip, column_rules)]
+
+
+def _ruled(a: float, b: float, strip: list[Item], column_rules: Sequence[Rect]) -> bool:
+    """Does one of the rules run down the band a..b at the strip's height?"""
+    middle = (min(it.y0 for it in strip) + max(it.y1 for it in strip)) / 2
+    return any(a <= (x0 + x1) / 2 <= b and y0 <= middle <= y1 for x0, y0, x1, y1 in column_rules)
 
 
 def _join_inked(regions: list[Region], params: LayoutParams, h: float,
@@ -310,11 +352,12 @@ def _beside(a: Item, b: Item, params: LayoutParams) -> bool:
 
 def ordered_blocks(items: list[Item], params: LayoutParams, h: float, rules: Sequence[Rect] = ()) -> list[Group]:
     """Blocks in reading order: regions top to bottom, columns left to right. `rules`: the
-    page's horizontal rules (x0, y0, x1, y1), where its pixels were looked at."""
+    page's rules, horizontal and vertical (x0, y0, x1, y1), where its pixels were looked at."""
     if not items:
         return []
     blocks: list[Group] = []
-    regions = _join_sandwiched(merged_regions(items, params.gutter * h, h), params, h)
+    columns = _open_rules(rules, h)
+    regions = _join_sandwiched(merged_regions(items, params.gutter * h, h, columns), params, h)
     for region in _join_inked(regions, params, h, rules):
         pieces = table_rows(region, params, h)
         if pieces is None:
@@ -370,6 +413,8 @@ def _column_split(region: Region, params: LayoutParams,
         left, right = _sides(region.items, (lo + hi) / 2)
         if not left or not right or ruled_across(left, right, rules):
             continue
+        if _rule_down(lo, hi, region.items, _open_rules(rules, layout_unit(region.items))):
+            return left, right  # a rule between columns (\\columnseprule) parts them, rows or not
         # Beside an OCR region's gutter, the nearest column may be found between the lines' ink
         # only: a tight index's padded boxes touch across its other gutters.
         narrow = _narrow_gutter(left, right, hi - lo, params) or (
