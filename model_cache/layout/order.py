@@ -9,8 +9,9 @@
    are merged, so a two-column body made of many aligned rows becomes one region
    while a full-width title or footer stays its own strip.
 3. A region with a gutter is read left part first, then right part (recursively; always where
-   an open rule runs down the gutter), unless its two sides are row-aligned with short items on one side (tables of contents, table
-   rows, label/value lists, code with aligned comments): those are read row by row. Aligned
+   an open rule runs down the gutter), unless its two sides are row-aligned with short items
+   on one side (tables of contents, table rows, label/value lists, code with aligned
+   comments): those are read row by row. Aligned
    rows are still columns where the gutter is narrow for two columns of text alike in width
    (an index), where the two sides break into paragraphs at different heights (an index's
    letter groups), or where a bulleted list stands on each side.
