@@ -710,6 +710,23 @@ def test_a_rule_down_a_gap_narrower_than_a_gutter_parts_columns():
     assert glued([(90, 225, 1510, 228), (90, 560, 1510, 563), (728, 226, 730, 561)]) == 8
 
 
+def test_two_numbered_lists_side_by_side_are_two_columns():
+    """moreenum's examples: three rows of examples, in each an enumerated list on either side of
+    the gutter, rows level, labels set flush right ("10." starts left of "2."). Like two
+    bulleted lists, each pair is two columns, not a table read row by row."""
+    lines = []
+    for group in range(3):
+        top = 200 + 330 * group
+        for side, x in (("left", 200), ("right", 900)):
+            lines.append(_line(f"\\enum{side}{group}", x + 60, top, x + 300))
+            for k, (label, text) in enumerate([("1.", "Liberty"), ("2.", "Equality"), ("3.", "Fraternity"),
+                                               ("10.", "Meaning")]):
+                start = x + 40 - 15 * len(label)
+                lines.append(_line(f"{label} {text} {side}", start, top + 50 + 40 * k, x + 60 + 18 * len(text)))
+    order = _order(layout_page([from_line(line) for line in lines], 1654, 2339))
+    assert [("left" in t) for t in order] == ([True] * 5 + [False] * 5) * 3
+
+
 def test_consecutive_table_rows_stay_one_table_block_whatever_their_cells_widths():
     lines = []
     for k, (label, value) in enumerate([("general", "geometry, ifthen"), ("if footnotes", "manyfoot"),

@@ -29,6 +29,7 @@
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -444,14 +445,20 @@ def _breaks_apart(left: list[Item], right: list[Item], params: LayoutParams,
 
 
 def _listed(side: list[Item], params: LayoutParams) -> bool:
-    """Is the side a bulleted list: column_rows or more rows start with a bullet, and nearly all
-    its other rows do too, but for an item's further lines (indented to its text, up to
-    2.5 line heights from the side's left edge)?"""
+    """Is the side a list: column_rows or more rows start with a bullet or an enumeration's
+    label ("1.", "b)", "iv.", "2A."), and nearly all its other rows do too, but for an item's
+    further lines (indented to its text, up to 2.5 line heights from the side's left edge)?"""
     rows = rows_of(side, params)
     edge, h = min(row[0].x0 for row in rows), layout_unit(side)
-    counted = [row for row in rows if not 0.5 * h <= row[0].x0 - edge <= 2.5 * h]
-    bulleted = sum(1 for row in counted if row[0].line.bullet)
+    marked = [bool(row[0].line.bullet or _ENUM_LABEL.match(row[0].line.text)) for row in rows]
+    # (labels set flush right, "9." beside "10.", stand in that band too: a marked row counts)
+    counted = [m for row, m in zip(rows, marked) if m or not 0.5 * h <= row[0].x0 - edge <= 2.5 * h]
+    bulleted = sum(counted)
     return bulleted >= params.column_rows and bulleted >= 0.8 * len(counted)
+
+
+# An enumerated item's label: a number (with a letter), one letter or a roman numeral, then "." or ")".
+_ENUM_LABEL = re.compile(r"\(?(\d{1,6}[A-Za-z]?|[^\W\d_]{1,2}|[ivxlcIVXLC]{1,5})[.)]\s")
 
 
 def _gaps_filled(side: list[Item], other: list[Item], params: LayoutParams) -> int:
