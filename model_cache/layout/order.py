@@ -14,7 +14,7 @@
    comments): those are read row by row. Aligned
    rows are still columns where the gutter is narrow for two columns of text alike in width
    (an index), where the two sides break into paragraphs at different heights (an index's
-   letter groups), or where a bulleted list stands on each side.
+   letter groups), or where a bulleted or numbered list stands on each side.
    A region whose gutter has lines on both sides in three or more blank-separated pieces of
    a few rows each is a table of multi-line cells: it is read piece by piece (row by row).
    A gutter only a few rows deep between lines that run across it (a listing's aligned
@@ -368,7 +368,7 @@ def ordered_blocks(items: list[Item], params: LayoutParams, h: float, rules: Seq
             for piece in pieces:
                 blocks.extend(ordered_blocks(piece, params, h, rules))
             continue
-        split = _column_split(region, params, rules) or _ink_column_split(region, params, h, rules)
+        split = _column_split(region, params, rules, columns) or _ink_column_split(region, params, h, rules)
         if split is None:
             blocks.extend(leaf_blocks(region.items, params))
         else:
@@ -409,13 +409,15 @@ def _blank_separated(items: list[Item], gap: float) -> list[list[Item]]:
     return pieces
 
 
-def _column_split(region: Region, params: LayoutParams,
-                  rules: Sequence[Rect] = ()) -> tuple[list[Item], list[Item]] | None:
+def _column_split(region: Region, params: LayoutParams, rules: Sequence[Rect] = (),
+                  column_rules: Sequence[Rect] = ()) -> tuple[list[Item], list[Item]] | None:
+    """The region's two sides at its first gutter that parts columns, or None. `column_rules`:
+    the page's open rules (`_open_rules`)."""
     for lo, hi in region.gutters:  # leftmost gutter first; the right part recurses
         left, right = _sides(region.items, (lo + hi) / 2)
         if not left or not right or ruled_across(left, right, rules):
             continue
-        if _rule_down(lo, hi, region.items, _open_rules(rules, layout_unit(region.items))):
+        if _rule_down(lo, hi, region.items, column_rules):
             return left, right  # a rule between columns (\\columnseprule) parts them, rows or not
         # Beside an OCR region's gutter, the nearest column may be found between the lines' ink
         # only: a tight index's padded boxes touch across its other gutters.
@@ -457,7 +459,8 @@ def _listed(side: list[Item], params: LayoutParams) -> bool:
     return bulleted >= params.column_rows and bulleted >= 0.8 * len(counted)
 
 
-# An enumerated item's label: a number (with a letter), one letter or a roman numeral, then "." or ")".
+# An enumerated item's label: a number (with a letter), one or two letters or a roman numeral, then
+# "." or ")".
 _ENUM_LABEL = re.compile(r"\(?(\d{1,6}[A-Za-z]?|[^\W\d_]{1,2}|[ivxlcIVXLC]{1,5})[.)]\s")
 
 
