@@ -119,3 +119,21 @@ def test_vertical_rules_are_found_too():
     _, rules = non_text(rgb, lines)
     (x0, y0, x1, y1), = rules
     assert y1 - y0 > x1 - x0 and y0 <= 504 and y1 >= 896 and x0 <= 700 <= x1
+
+
+def test_the_shrunk_ink_keeps_every_inked_block():
+    """The page's ink is shrunk by taking each scale x scale block's maximum, so a one-pixel
+    stroke survives; OpenCV does it (a dilation sampled every `scale` pixels), checked here
+    against the plain block maximum on random pages of odd sizes."""
+    from model_cache.ppocr.figures import FigureParams, _ink_beside_text
+
+    s = FigureParams().scale
+    rng = np.random.default_rng(0)
+    line = LayoutLine("x", 1.0, [[0, 0], [4, 0], [4, 4], [0, 4]])
+    for shape in ((203, 157), (64, 64), (9, 7)):
+        for density in (0.002, 0.3):
+            gray = np.where(rng.random(shape) < density, 0, 255).astype(np.uint8)
+            ink, _, _ = _ink_beside_text(np.stack([gray] * 3, axis=2), [line], FigureParams())
+            rows, cols = shape[0] // s, shape[1] // s
+            blocks = (gray[:rows * s, :cols * s] < 128).reshape(rows, s, cols, s).max(axis=(1, 3))
+            assert np.array_equal(ink, blocks.astype(np.uint8))
