@@ -28,6 +28,12 @@ def reads_as_page_numbers(text: str) -> bool:
     return bool(_PAGE_NUMBERS.fullmatch(text.strip()))
 
 
+def line_bounds(line: LayoutLine) -> tuple[float, float, float, float]:
+    """The line's box as x0, y0, x1, y1."""
+    xs, ys = [p[0] for p in line.box], [p[1] for p in line.box]
+    return min(xs), min(ys), max(xs), max(ys)
+
+
 @dataclass(frozen=True, eq=False)
 class Joined:
     """Where a line is one row of a line the engine read as one across several rows (PDFium

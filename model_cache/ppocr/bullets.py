@@ -12,8 +12,7 @@ from dataclasses import dataclass, replace
 import cv2
 import numpy as np
 
-from model_cache.layout.lines import LayoutLine, with_bullet
-from model_cache.ppocr.leaders import line_bounds
+from model_cache.layout.lines import LayoutLine, line_bounds, with_bullet
 from outputs.model import Word
 
 TRIANGLE, DISC, SQUARE = "▶", "•", "■"

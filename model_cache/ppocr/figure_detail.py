@@ -17,12 +17,11 @@ from typing import Callable
 
 import numpy as np
 
+from model_cache.layout.geometry import Rect
 from model_cache.layout.lines import LayoutLine
 from model_cache.ppocr.crops import quad_size
 from model_cache.ppocr.detection import DetParams, TextBox, page_scale
 from model_cache.ppocr.figures import figure_regions
-
-Rect = tuple[float, float, float, float]
 
 # Only pages the detector shrank by more than this are worth a second look.
 MAX_SCALE = 0.9

@@ -19,9 +19,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from model_cache.layout.lines import LayoutLine
-
-Rect = tuple[float, float, float, float]
+from model_cache.layout.geometry import Rect
+from model_cache.layout.lines import LayoutLine, line_bounds
 
 
 @dataclass(frozen=True)
@@ -68,11 +67,11 @@ def _ink_beside_text(rgb: np.ndarray, lines: list[LayoutLine],
     # is ~30x numpy's reshape-and-max here, ~20 ms a page at 200 dpi, with the same result)
     block = np.ascontiguousarray(full[:rows * s, :cols * s])
     ink = cv2.dilate(block, np.ones((s, s), np.uint8), anchor=(0, 0))[::s, ::s].copy()
-    heights = [_bounds(line)[3] - _bounds(line)[1] for line in lines]
+    heights = [line_bounds(line)[3] - line_bounds(line)[1] for line in lines]
     h = float(np.median(heights)) / s
     text = np.zeros_like(ink)
     for line in lines:  # the text, with a small margin
-        x0, y0, x1, y1 = (v / s for v in _bounds(line))
+        x0, y0, x1, y1 = (v / s for v in line_bounds(line))
         pad = 0.15 * (y1 - y0)
         text[max(0, int(y0 - pad)):int(np.ceil(y1 + pad)), max(0, int(x0 - pad)):int(np.ceil(x1 + pad))] = 1
     return ink, text, h
@@ -140,9 +139,3 @@ def _stroke_regions(ink: np.ndarray, labels: np.ndarray, size: float) -> set[int
         ys, xs = np.nonzero(parts == j)
         out.add(int(labels[ys[0], xs[0]]))
     return out
-
-
-def _bounds(line: LayoutLine) -> tuple[float, float, float, float]:
-    xs = [p[0] for p in line.box]
-    ys = [p[1] for p in line.box]
-    return min(xs), min(ys), max(xs), max(ys)

@@ -11,7 +11,7 @@ from dataclasses import replace
 import cv2
 import numpy as np
 
-from model_cache.layout.lines import LayoutLine, reads_as_page_numbers
+from model_cache.layout.lines import LayoutLine, line_bounds, reads_as_page_numbers
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1
 
@@ -22,11 +22,6 @@ MAX_DOT_OFF = 0.1  # how far a dot may sit off that line, in row heights (4 in 5
 # page number the right end may be further off: LaTeX's contents right-align the number in a
 # 1.55 em box that the dots stop an em before, so a one-digit number leaves ~2.6 pitches.
 LEAD_IN, LEAD_TO_NUMBER = 2.5, 3.5
-
-
-def line_bounds(line: LayoutLine) -> Box:
-    pts = np.asarray(line.box, dtype=np.float64)
-    return pts[:, 0].min(), pts[:, 1].min(), pts[:, 0].max(), pts[:, 1].max()
 
 
 def is_leader(gray: np.ndarray, x0: float, x1: float, y0: float, y1: float,
