@@ -72,6 +72,24 @@ def test_text_that_does_not_match_the_characters_gives_no_words():
     assert line.words is None and line.text == "xyz"
 
 
+def test_a_sliver_of_the_next_columns_ink_at_the_crop_edges_is_no_part_of_a_word():
+    # A detector's padded box catches the end of the word left of it and the start of the
+    # word right of it (a tight index); the recogniser read neither.
+    spans = [("\\thepage", 40, 200), ("108", 320, 370)]
+    crop = _crop_with_words([(0, 3)] + [(x0, x1) for _, x0, x1 in spans] + [(396, 400)])
+    line = recognised_line(_result(_chars(spans)), AXIS_QUAD, crop, 400, RecParams.vertical_ratio)
+    assert min(p[0] for p in line.words[0].box) == pytest.approx(140, abs=1)
+    assert max(p[0] for p in line.words[-1].box) == pytest.approx(470, abs=1)
+
+
+def test_ink_a_word_space_before_the_first_character_stays_in_the_word():
+    # An opening quote or a bullet the recogniser merged: the blank is narrower than a gutter.
+    spans = [("word", 30, 100)]
+    crop = _crop_with_words([(12, 18), (30, 100)])
+    line = recognised_line(_result(_chars(spans)), AXIS_QUAD, crop, 400, RecParams.vertical_ratio)
+    assert min(p[0] for p in line.words[0].box) == pytest.approx(112, abs=1)
+
+
 def _page_with_marks(quad: np.ndarray, marks: list[tuple[float, float]], size=(700, 500)) -> np.ndarray:
     """A white page with black bars drawn at fractions (t0, t1) of the way along the quad."""
     import cv2

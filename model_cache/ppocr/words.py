@@ -19,6 +19,8 @@ from model_cache.ppocr.recognition import RecResult
 from model_cache.ppocr.spacing import ink_columns
 from outputs.model import Line, Word
 
+STRAY_GAP = 0.5  # crop heights (~0.6 em): wider than a word space, as wide as a column gutter
+
 
 def recognised_line(result: RecResult, quad: np.ndarray, crop: np.ndarray, input_width: int,
                     vertical_ratio: float, flipped: bool = False, *, ink: np.ndarray | None = None) -> Line:
@@ -54,9 +56,10 @@ def _words(result: RecResult, src: np.ndarray, crop: np.ndarray, input_width: in
     words = []
     for k, (first, last) in enumerate(spans):
         at = [(float(steps[i]) + 0.5) * column for i in (first, last)]
-        left = _gap(ink, (float(steps[spans[k - 1][1]]) + 0.5) * column, at[0])[1] if k else 0.0
+        left = _gap(ink, (float(steps[spans[k - 1][1]]) + 0.5) * column, at[0])[1] if k \
+            else _past_stray_ink(ink, 0.0, at[0], height)
         right = _gap(ink, at[1], (float(steps[spans[k + 1][0]]) + 0.5) * column)[0] \
-            if k + 1 < len(spans) else float(width)
+            if k + 1 < len(spans) else _past_stray_ink(ink, float(width), at[1], height)
         x0, x1 = _ink_extent(ink, left, right, steps[first], steps[last], column)
         corners = to_page(np.array([[x0, 0], [x1, 0], [x1, height], [x0, height]], dtype=np.float64))
         letters = [i for i in range(first, last + 1) if kept[i]]  # a dropped space is not in it
@@ -111,6 +114,18 @@ def _gap(ink: np.ndarray, start: float, end: float) -> tuple[float, float]:
         return middle, middle
     widest = int(np.argmax(edges[1::2] - edges[::2]))
     return float(lo + edges[2 * widest]), float(lo + edges[2 * widest + 1])
+
+
+def _past_stray_ink(ink: np.ndarray, edge: float, char: float, height: int) -> float:
+    """Where the line's first (last) word may start (end), looking from the crop's `edge` to
+    its first (last) character's column `char`: past a blank at least STRAY_GAP line heights
+    wide, if one stands there. A detector pads its box, so in a tight index or table the crop
+    catches the end of the next column's word; no character was read from that ink."""
+    lo, hi = sorted((edge, char))
+    a, b = _gap(ink, lo, hi)
+    if b - a < STRAY_GAP * height:
+        return edge
+    return b if edge < char else a
 
 
 def _ink_extent(ink: np.ndarray, left: float, right: float, first_step: int, last_step: int,
