@@ -71,6 +71,7 @@ from model_cache.ppocr.recognition import (RecParams, RecResult, class_head_inpu
 from model_cache.ppocr import nets
 from model_cache.ppocr.skew import text_skew
 from model_cache.ppocr.spacing import gutter_spaces, ink_columns, verify_spaces
+from model_cache.ppocr.stray_glyphs import without_stray_glyphs
 from model_cache.ppocr.words import recognised_line
 from model_cache.turns import Turns
 from outputs.model import Line, PageResult
@@ -283,7 +284,7 @@ class PPOCREngine:
     def _finish(self, rgb: np.ndarray, page: PageLines, timings: dict[str, float]) -> PageResult:
         mark = time.perf_counter()
         upright = rotate_image(rgb, page.rotation)
-        lines = with_leaders(upright, with_bullets(upright, page.lines),
+        lines = with_leaders(upright, with_bullets(upright, without_stray_glyphs(page.lines)),
                              lambda boxes: self._read_boxes(upright, boxes))
         figures, rules = non_text(upright, lines)
         skew = text_skew(upright, lines)
