@@ -384,6 +384,23 @@ def test_fragments_of_a_three_column_index_are_joined_across_both_inked_gutters(
     assert len(joined) == 1 and len(joined[0].items) == 51
 
 
+def test_a_running_head_over_a_tight_index_is_no_piece_of_its_columns():
+    """A tight two-column index (its ink 28 px apart, its boxes touching) under a running head
+    whose two ends stand over the two columns, a blank under the head, and a letter group
+    starting after a blank in each column at its own height: the columns are read one after
+    the other, under the head. (The head's row is no piece read across both sides, which a
+    grid of examples has; its page number still goes with the right column.)"""
+    lines = [_inked("Code index", 100, 100, 300), _inked("11", 1300, 100, 1340)]
+    left, right = [], []
+    for k in range(14):
+        left.append(f"\\leftentry{k} ... {k + 3}")
+        right.append(f"\\rightentry{k} ... {k + 40}")
+        lines.append(_inked(left[-1], 100, 200 + 40 * k + (60 if k >= 7 else 0), 732, pad=12))
+        lines.append(_inked(right[-1], 760, 200 + 40 * k + (60 if k >= 4 else 0), 1392, pad=12))
+    order = _order(build_blocks(lines, 2339))
+    assert order[0] == "Code index" and [t for t in order if "entry" in t] == left + right
+
+
 def test_a_grid_of_examples_with_a_blank_band_across_both_sides_is_read_cell_row_by_cell_row():
     """Two rows of two example cells (code over its rendering), their ink 28 px apart, a blank
     band between the rows across both sides: read as a grid, not as two columns."""
