@@ -401,6 +401,31 @@ def test_a_running_head_over_a_tight_index_is_no_piece_of_its_columns():
     assert order[0] == "Code index" and [t for t in order if "entry" in t] == left + right
 
 
+def test_a_contents_in_two_columns_is_read_column_by_column():
+    """A contents set in two columns (multicol): chapter rows with their page number set apart,
+    section rows, entries run over two lines. Its rows pair up across the gutter like a
+    table's, but every row of both sides that ends does so in a page number after words."""
+    lines, left, right = [], [], []
+    for k in range(4):
+        y = 300 + 100 * k
+        left += [f"{k + 1} Chapter", f"{k + 2}", f"{k + 1}.1 Section ... {k + 2}"]
+        lines += [_line(left[-3], 200, y, 420), _line(left[-2], 860, y, 880), _line(left[-1], 240, y + 50, 880)]
+        right += [f"{k + 5}.{k} Long section", f"title ... {k + 12}"]
+        lines += [_line(right[-2], 950, y, 1460), _line(right[-1], 1010, y + 50, 1460)]
+    assert _order(build_blocks(lines, 2339)) == left + right
+
+
+def test_a_table_of_numbers_beside_its_labels_is_still_read_row_by_row():
+    """A table whose right half is numbers alone: no contents entries there, so its rows pair."""
+    lines, expected = [], []
+    for k in range(5):
+        y = 300 + 45 * k
+        cells = [f"Item {k}", f"{10 + k}", f"{20 + k}", f"{30 + k}"]
+        lines += [_line(c, x, y, x + 120) for c, x in zip(cells, (200, 700, 900, 1100))]
+        expected += cells
+    assert _order(build_blocks(lines, 2339)) == expected
+
+
 def test_a_grid_of_examples_with_a_blank_band_across_both_sides_is_read_cell_row_by_cell_row():
     """Two rows of two example cells (code over its rendering), their ink 28 px apart, a blank
     band between the rows across both sides: read as a grid, not as two columns."""

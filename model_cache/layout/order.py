@@ -38,6 +38,7 @@ import numpy as np
 
 from model_cache.layout.geometry import (Group, Item, LayoutParams, Rect, extent, free_bands, interior,
                                          join_row, layout_unit, median_height, rows_of, x_ends)
+from model_cache.layout.lines import reads_as_page_numbers
 from model_cache.layout.paragraphs import leaf_blocks
 
 
@@ -419,6 +420,8 @@ def _column_split(region: Region, params: LayoutParams, rules: Sequence[Rect] = 
             continue
         if _rule_down(lo, hi, region.items, column_rules):
             return left, right  # a rule between columns (\\columnseprule) parts them, rows or not
+        if _entries(left, params) and _entries(right, params):
+            return left, right  # a contents or an index in two columns: its rows pair up like a table's
         # Beside an OCR region's gutter, the nearest column may be found between the lines' ink
         # only: a tight index's padded boxes touch across its other gutters.
         narrow = _narrow_gutter(left, right, hi - lo, params) or (
@@ -426,6 +429,25 @@ def _column_split(region: Region, params: LayoutParams, rules: Sequence[Rect] = 
         if narrow or not is_row_structured(left, right, params) or _breaks_apart(left, right, params, rules):
             return left, right
     return None
+
+
+def _entries(side: list[Item], params: LayoutParams, least: int = 3) -> bool:
+    """Do at least half of the side's rows (and `least` of them) read as contents or index
+    entries: words, then page numbers at the row's end ("1.1 Basic example ... 2", "\\group_end:
+    ... 77, 139")? A table's cells end in numbers too, but not every row of both sides after
+    words (a side of numbers alone has none)."""
+    rows = rows_of(side, params)
+    entries = sum(1 for row in rows if _entry(" ".join(it.line.output_text for it in sorted(row, key=lambda i: i.x0))))
+    return entries >= least and 2 * entries >= len(rows)
+
+
+def _entry(text: str) -> bool:
+    words = text.split()
+    return (len(words) >= 2 and any(c.isdigit() for c in words[-1]) and reads_as_page_numbers(words[-1])
+            and bool(_LETTERS.search(" ".join(words[:-1]))))
+
+
+_LETTERS = re.compile(r"[^\W\d_]{3}")
 
 
 def _breaks_apart(left: list[Item], right: list[Item], params: LayoutParams,
