@@ -13,7 +13,6 @@ character, and so does a page with more such short lines (a table of glyphs).
 from __future__ import annotations
 
 import re
-
 from dataclasses import replace
 
 from model_cache.layout.lines import LayoutLine
@@ -29,7 +28,8 @@ MIN_LATIN_LINES = 5  # ...on a page with at least this many lines holding a Lati
 
 
 def without_stray_glyphs(lines: list[LayoutLine]) -> list[LayoutLine]:
-    """`lines` less the short lines holding an ideograph or kana on an otherwise Latin page."""
+    """`lines` less the ideographs and kana of one or two short lines on an otherwise Latin page
+    (and less those lines where nothing else is left)."""
     with_ideographs = [line for line in lines if _IDEOGRAPH.search(line.text)]
     if not 0 < len(with_ideographs) <= MAX_STRAY or not all(_short(line) for line in with_ideographs):
         return lines
