@@ -38,8 +38,7 @@ import numpy as np
 
 from model_cache.layout.geometry import (Group, Item, LayoutParams, Rect, extent, free_bands, interior,
                                          join_row, layout_unit, median_height, rows_of, x_ends)
-from model_cache.layout.lines import reads_as_page_numbers
-from model_cache.layout.paragraphs import leaf_blocks
+from model_cache.layout.paragraphs import entry_row, leaf_blocks
 
 
 @dataclass
@@ -433,21 +432,11 @@ def _column_split(region: Region, params: LayoutParams, rules: Sequence[Rect] = 
 
 def _entries(side: list[Item], params: LayoutParams, least: int = 3) -> bool:
     """Do at least half of the side's rows (and `least` of them) read as contents or index
-    entries: words, then page numbers at the row's end ("1.1 Basic example ... 2", "\\group_end:
-    ... 77, 139")? A table's cells end in numbers too, but not every row of both sides after
-    words (a side of numbers alone has none)."""
+    entries (`entry_row`)? A table's cells end in numbers too, but not every row of both sides
+    after words (a side of numbers alone has none)."""
     rows = rows_of(side, params)
-    entries = sum(1 for row in rows if _entry(" ".join(it.line.output_text for it in sorted(row, key=lambda i: i.x0))))
+    entries = sum(1 for row in rows if entry_row(row))
     return entries >= least and 2 * entries >= len(rows)
-
-
-def _entry(text: str) -> bool:
-    words = text.split()
-    return (len(words) >= 2 and any(c.isdigit() for c in words[-1]) and reads_as_page_numbers(words[-1])
-            and bool(_LETTERS.search(" ".join(words[:-1]))))
-
-
-_LETTERS = re.compile(r"[^\W\d_]{3}")
 
 
 def _breaks_apart(left: list[Item], right: list[Item], params: LayoutParams,

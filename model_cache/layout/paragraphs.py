@@ -180,6 +180,18 @@ def _toc_row(row: list[Item]) -> bool:
             or (len(row) == 2 and reads_as_page_numbers(last) and any(c.isalpha() for c in row[0].line.text)))
 
 
+def entry_row(row: list[Item]) -> bool:
+    """Does the row read as a contents or index entry: words, then page numbers at its end
+    ("1.1 Basic example ... 2", "\\group_end: ... 77, 139")? Looser than `_toc_row`: no dots or
+    separate number box needed, the row's text is enough."""
+    words = " ".join(it.line.output_text for it in sorted(row, key=lambda i: i.x0)).split()
+    return (len(words) >= 2 and any(c.isdigit() for c in words[-1]) and reads_as_page_numbers(words[-1])
+            and bool(_LETTERS.search(" ".join(words[:-1]))))
+
+
+_LETTERS = re.compile(r"[^\W\d_]{3}")
+
+
 def join_toc_rows(groups: list[Group], h: float) -> list[Group]:
     """Consecutive blocks made only of contents rows ("Title ... 29") become one table of contents
     when each starts within 3 line heights below the last and their rows end at one right edge
