@@ -58,27 +58,44 @@ def ink_skew(rgb: np.ndarray, lines: list[LayoutLine], params: SkewParams = Skew
     xs, ys, ids = _text_ink(rgb, lines)
     if len(xs) < params.min_points:
         return None
-    if len(xs) > params.points:
-        pick = np.random.default_rng(0).choice(len(xs), params.points, replace=False)
+    if len(xs) > params.points:  # sorted, the sample keeps each line's points together
+        pick = np.sort(np.random.default_rng(0).choice(len(xs), params.points, replace=False))
         xs, ys, ids = xs[pick], ys[pick], ids[pick]
+    lines_ink = LinesInk.of(ids)
     best, reach = 0.0, params.max_degrees
     for step in params.steps:
         angles = best + np.arange(-reach, reach + step / 2, step)
-        best = float(angles[int(np.argmax([_sharpness(xs, ys, ids, np.radians(a)) for a in angles]))])
+        best = float(angles[int(np.argmax([_sharpness(xs, ys, lines_ink, np.radians(a)) for a in angles]))])
         reach = step
     return 0.0 if abs(best) < params.level else float(np.radians(best))
 
 
-def _sharpness(xs: np.ndarray, ys: np.ndarray, ids: np.ndarray, angle: float) -> float:
+@dataclass(frozen=True)
+class LinesInk:
+    """Which line each ink point lies in, the points grouped line by line: `line` numbers the
+    lines 0, 1, ... in order, `starts` is where each line's points begin."""
+    line: np.ndarray
+    starts: np.ndarray
+
+    @staticmethod
+    def of(ids: np.ndarray) -> "LinesInk":
+        starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+        return LinesInk(np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(ids)])), starts)
+
+
+def _sharpness(xs: np.ndarray, ys: np.ndarray, lines_ink: LinesInk, angle: float) -> float:
     """Sum of squares of the ink's projection onto the normal of lines at `angle`, in
     one-pixel bins, over the whole page and line by line: highest when the bins follow the
     baselines. The whole page's projection is sharp where rows line up across columns; the
     columns of an index or a glossary do not share baselines, and there only each line's own
-    projection peaks at the text's angle."""
+    projection peaks at the text's angle. A line's bins are counted from its own lowest, so its
+    counts take a few line heights of bins, not the page's height (the sums are whole numbers,
+    the same either way)."""
     v = ys * np.cos(angle) - xs * np.sin(angle)
     bins = np.round(v - v.min()).astype(np.int64)
-    whole = np.bincount(bins).astype(np.float64)
-    each = np.bincount(ids * (int(bins.max()) + 1) + bins).astype(np.float64)
+    whole = np.bincount(bins)
+    local = bins - np.minimum.reduceat(bins, lines_ink.starts)[lines_ink.line]
+    each = np.bincount(lines_ink.line * (int(local.max()) + 1) + local)
     return float(whole @ whole + each @ each)
 
 
