@@ -990,3 +990,29 @@ def test_a_letter_heading_over_one_column_after_a_blank_keeps_the_columns_whole(
     lines.append(_line("S", 318, 200 + 40 * 9, 342))
     left.insert(8, "S")
     assert _order(build_blocks(lines, 2339)) == left + right
+
+
+def _macro_names_page() -> list[Line]:
+    """A LaTeX package's documented code (ltxdoc): macro names set flush right in the left
+    margin, their padded boxes reaching past the body's edge (ink 28 px apart), stacked from
+    the first row of the paragraph and code that describe them; a code line's box stands a
+    few pixels lower than the name beside it (show2e p2)."""
+    text = "described " * 12
+    lines = [_inked(f"intro {k} " + text, 402, 200 + 36 * k, 1390) for k in range(3)]
+    lines += [_inked("\\showcs", 250, 400, 374, pad=20), _inked("\\showenv", 232, 430, 374, pad=20),
+              _inked("The two variants are only wrappers.", 402, 400, 1000),
+              _inked("11 \\newcommand* \\showcs [1] {%", 402, 436, 960),
+              _inked("12 \\expandafter \\showcmd \\csname#1\\endcsname}", 402, 472, 1100)]
+    lines += [_inked("\\showe@macro@N", 120, 560, 374, pad=20), _inked("\\showe@space@N", 110, 590, 374, pad=20),
+              _inked("Macros for showing the internal macros.", 402, 560, 1100),
+              _inked("16 \\newcommand* \\showe@macro@N [1] {%", 402, 596, 1000)]
+    return lines
+
+
+def test_macro_names_in_the_margin_head_the_paragraph_they_stand_beside():
+    order = _order(build_blocks(_macro_names_page(), 2339))
+    start = order.index("\\showcs")
+    assert order[start:] == ["\\showcs", "\\showenv", "The two variants are only wrappers.",
+                             "11 \\newcommand* \\showcs [1] {%", "12 \\expandafter \\showcmd \\csname#1\\endcsname}",
+                             "\\showe@macro@N", "\\showe@space@N", "Macros for showing the internal macros.",
+                             "16 \\newcommand* \\showe@macro@N [1] {%"]

@@ -213,8 +213,10 @@ def x_ends(it: Item, ink: bool = False) -> tuple[float, float]:
     return (it.gx0, it.gx1) if ink else (it.x0, it.x1)
 
 
-def extent(items: list[Item]) -> float:
-    return max(it.x1 for it in items) - min(it.x0 for it in items)
+def extent(items: list[Item], ink: bool = False) -> float:
+    """The items' width together: of their boxes, or with `ink` of their ink."""
+    ends = [x_ends(it, ink) for it in items]
+    return max(x1 for _, x1 in ends) - min(x0 for x0, _ in ends)
 
 
 def same_row(a: Item, b: Item, params: LayoutParams) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from model_cache.layout.geometry import (Group, Item, LayoutParams, extent, free_bands, interior,
+from model_cache.layout.geometry import (Group, Item, LayoutParams, extent, free_bands, interior, x_ends,
                                          join_row, rows_of, same_row, set_vertically)
 
 
@@ -18,24 +18,37 @@ def split_margin_notes(items: list[Item], params: LayoutParams, h: float,
     """(notes, body): margin notes are a side column outside the text block, separated from
     it by a band free of text down the page (running heads and feet may cross it), much
     narrower than the body, sparse, beside running text rather than table rows, and made of
-    words rather than list labels (bullets, numbers), which are read with their items."""
+    words rather than list labels (bullets, numbers), which are read with their items. The band
+    is looked for between the boxes, then between the lines' ink: a detector's padded boxes of
+    a macro's name in the margin of a LaTeX package's code reach into the body's."""
     band = params.margin_band * page_height
     core = [it for it in items if it.y1 > band and it.y0 < page_height - band]
     if len(core) < 2:
         return [], items
-    lo, hi = min(it.x0 for it in core), max(it.x1 for it in core)
-    for b0, b1 in interior(free_bands(core, lo, hi, params.note_gap * h), core):
-        cut = (b0 + b1) / 2
-        left = [it for it in core if it.x1 <= cut]
-        right = [it for it in core if it.x0 >= cut]
-        for notes, side in ((left, right), (right, left)):
-            if _is_note_column(notes, side, params, h):
-                return notes, [it for it in items if all(it is not n for n in notes)]
+    for ink in (False, True):
+        ends = [x_ends(it, ink) for it in core]
+        lo, hi = min(x0 for x0, _ in ends), max(x1 for _, x1 in ends)
+        for b0, b1 in interior(free_bands(core, lo, hi, params.note_gap * h, ink), core, ink):
+            cut = (b0 + b1) / 2
+            left = [it for it, (_, x1) in zip(core, ends) if x1 <= cut]
+            right = [it for it, (x0, _) in zip(core, ends) if x0 >= cut]
+            for notes, side in ((left, right), (right, left)):
+                if _is_note_column(notes, side, params, h, ink) and (not ink or _set_against(notes, side, h)):
+                    return notes, [it for it in items if all(it is not n for n in notes)]
     return [], items
 
 
-def _is_note_column(notes: list[Item], body: list[Item], params: LayoutParams, h: float) -> bool:
-    if not notes or not body or extent(notes) >= params.note_width * extent(body):
+def _set_against(notes: list[Item], body: list[Item], h: float) -> bool:
+    """Notes set flush against the body's side (a left margin's names end where the body
+    begins): a list's labels, as close to their items, start flush left instead."""
+    if notes[0].gx1 <= body[0].gx0:
+        return np.ptp([it.gx1 for it in notes]) <= 0.25 * h
+    return np.ptp([it.gx0 for it in notes]) <= 0.25 * h
+
+
+def _is_note_column(notes: list[Item], body: list[Item], params: LayoutParams, h: float,
+                    ink: bool = False) -> bool:
+    if not notes or not body or extent(notes, ink) >= params.note_width * extent(body, ink):
         return False
     rows = [join_row(row, params) for row in rows_of(body, params)]
     beside = [row for row in rows if any(same_row(n, it, params) for n in notes for it in row)]
@@ -120,10 +133,11 @@ def notes_into_rows(blocks: list[Group], groups: list[list[Item]],
     Returns the blocks with those notes inside and the groups still to place."""
     out = [Group(list(b.items), b.kind, b.rows) for b in blocks]
     where = [(k, it) for k, b in enumerate(out) if b.rows is None for it in b.items]
+    typical = float(np.median([it.h for _, it in where])) if where else 0.0
     rest = []
     for group in groups:
         partners = [_row_partner(note, where, params) for note in group]
-        aligned = all(p is not None and _on_its_baseline(note, p[1], params)
+        aligned = all(p is not None and _on_its_baseline(note, p[1], typical, params)
                       for note, p in zip(group, partners))
         if not aligned or len({id(p[1]) for p in partners}) < len(partners):
             rest.append(group)
@@ -134,12 +148,14 @@ def notes_into_rows(blocks: list[Group], groups: list[list[Item]],
     return out, rest
 
 
-def _on_its_baseline(note: Item, body: Item, params: LayoutParams) -> bool:
+def _on_its_baseline(note: Item, body: Item, typical: float, params: LayoutParams) -> bool:
     """Set in the body's size on the body line's baseline. Notes in a smaller type (l3doc's
     'New: 2018-03-24' stamps under a function's name) describe the paragraph and are read
-    after it. A line set vertically stands on no row's baseline."""
+    after it. The size is the body line's, or the body's `typical` line height where that line
+    is taller (a line with brackets or a `\\*` stands taller than a macro's name in the same
+    size). A line set vertically stands on no row's baseline."""
     return (not set_vertically(note.line) and abs(note.cy - body.cy) <= params.note_baseline * body.h
-            and note.h >= params.note_size * body.h)
+            and note.h >= params.note_size * min(body.h, typical))
 
 
 def _row_partner(note: Item, where: list[tuple[int, Item]],
@@ -149,13 +165,20 @@ def _row_partner(note: Item, where: list[tuple[int, Item]],
     row = [(k, it) for k, it in where if same_row(note, it, params)]
     if not row:
         return None
-    left = note.x1 <= min(it.x0 for _, it in row)
+    left = note.gx1 <= min(it.gx0 for _, it in row)  # the ink's ends: padded boxes can overlap
     k, it = (min(row, key=lambda t: t[1].x0) if left else max(row, key=lambda t: t[1].x1))
     return k, it, left
 
 
 def _note_leads(group: list[Item], run: list[Item], params: LayoutParams, h: float) -> bool:
+    """A note is read before its run when it is the run's label: one line on the row of a
+    one-line run, or names stacked in the left margin from the run's first row down, in the
+    body's size (the macros a LaTeX package's paragraph and code describe; a name with a date
+    stamp set smaller under it follows its paragraph); or when it reaches well below the run."""
     one_line = len(group) == 1 and len(rows_of(run, params)) == 1
-    label = one_line and same_row(group[0], run[0], params)
+    size = params.note_size * float(np.median([it.h for it in run]))
+    names = (len(group) > 1 and group[-1].gx1 <= min(it.gx0 for it in run)
+             and all(it.h >= size for it in group))
+    label = same_row(group[0], run[0], params) and (one_line or names)
     overrun = max(it.y1 for it in group) - max(it.y1 for it in run) > params.note_overrun * h
     return label or overrun
