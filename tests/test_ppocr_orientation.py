@@ -70,3 +70,59 @@ def test_line_piece_keeps_the_start_of_a_long_line():
     short = quad.copy()
     short[1:3, 0] = 200
     assert line_piece(short, 8.0) is short
+
+
+def _page_with_an_axis_title(title: str, angle: int) -> Image.Image:
+    """Two lines of text and a title set vertically, turned by `angle` (90: read bottom to top,
+    as a chart's vertical axis title is)."""
+    font = ImageFont.truetype("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", 30)
+    image = Image.new("RGB", (1200, 900), "white")
+    draw = ImageDraw.Draw(image)
+    for row, line in enumerate(["Efficiency of defect detection on noisy images", "measured over forty samples each"]):
+        draw.text((250, 100 + 45 * row), line, font=font, fill="black")
+    tag = Image.new("RGB", (420, 40), "white")
+    ImageDraw.Draw(tag).text((5, 2), title, font=font, fill="black")
+    image.paste(tag.rotate(angle, expand=True), (100, 300))
+    return image
+
+
+@pytest.mark.parametrize("angle", [90, -90])
+def test_a_line_set_vertically_is_read_whichever_way_it_runs(angle):
+    # The v6 tiny recogniser read a bottom-to-top title, turned top to bottom, as
+    # "suolneIΛea pepueis" with a confidence above the threshold for reading it the other way too.
+    from model_cache.engine import EngineOptions
+    from model_cache.ppocr.engine import PPOCREngine
+
+    engine = PPOCREngine(EngineOptions(threads=1, model="ppocr-v6-tiny"))
+    result = engine.ocr(_page_with_an_axis_title("Standard Deviations", angle))
+    assert "Standard Deviations" in [line.text for block in result.blocks for line in block.lines]
+
+
+def _one_line(quad_width: int = 600) -> list:
+    from model_cache.ppocr.detection import TextBox
+    quad = np.array([[100, 100], [100 + quad_width, 100], [100 + quad_width, 140], [100, 140]], dtype=np.float32)
+    return [TextBox(quad, 0.9)]
+
+
+@pytest.mark.parametrize("votes,turned", [((0.93,), False), ((0.995,), True), ((0.93, 0.93), True),
+                                          ((0.02,), False)])
+def test_a_page_turns_on_one_line_only_when_its_vote_is_near_certain(monkeypatch, votes, turned):
+    # reledpar p6: one line of Greek on an upright page voted "turned" at 0.93 and the page was
+    # read upside down; turned Latin lines alone on a page vote 0.99 or more.
+    from model_cache.ppocr import orientation
+    from model_cache.ppocr.orientation import OrientParams
+
+    answers = iter(votes)
+    monkeypatch.setattr(orientation, "flip_probability", lambda *args: next(answers))
+    boxes = _one_line() * len(votes)
+    assert upside_down(None, np.zeros((300, 900, 3), np.uint8), boxes, OrientParams()) is turned
+
+
+@pytest.mark.parametrize("text", ["Received on 12 March 2024", "Appendix B: Tables of constants"])
+def test_a_turned_page_of_one_line_is_read_upright(ppocr_engine, text):
+    font = ImageFont.truetype("/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf", 34)
+    image = Image.new("RGB", (1700, 2200), "white")
+    ImageDraw.Draw(image).text((300, 1000), text, font=font, fill="black")
+    result = ppocr_engine.ocr(image.rotate(180))
+    assert result.rotation == 180
+    assert result.text.strip() == text

@@ -64,7 +64,7 @@ from model_cache.ppocr.figures import non_text
 from model_cache.ppocr.leaders import Box, with_leaders
 from model_cache.ppocr.orientation import (OrientParams, rotate_boxes, rotate_image,
                                            upside_down, vertical_share)
-from model_cache.ppocr.crops import rectify
+from model_cache.ppocr.crops import quad_size, rectify
 from model_cache.ppocr.recognition import (RecParams, RecResult, class_head_input, crop_to_mat, ctc_decode,
                                            ctc_decode_top1, decode_features, load_dictionary, recognize,
                                            softmax_input)
@@ -94,6 +94,7 @@ class PipelineParams:
 # "Built: line crops softened before recognition"); rendered glyphs' edges are sharper than
 # those of the scans and photos such nets learn from.
 REC_BLUR = 0.6
+VERTICAL_LINE = 3.0  # box height over width of a line read both ways (_set_vertically)
 
 OPTION_NAMES = ("det_limit_side", "det_figure_detail", "det_thresh", "det_box_thresh", "det_fill_thresh", "det_unclip_ratio", "rec_min_score",
                 "rec_squeeze", "orientation", "cls_vote_lines", "rec_batch", "rec_strip_steps", "det_precision", "conv",
@@ -321,7 +322,8 @@ class PPOCREngine:
 
     def _recognize_pages(self, pages: list[_Page]) -> list[list[Line]]:
         crops = [rectify(page.rgb, box.quad, self.params.rec) for page in pages for box in page.boxes]
-        reads = self._read(crops)
+        vertical = [self._set_vertically(box.quad) for page in pages for box in page.boxes]
+        reads = self._read(crops, vertical)
         lines: list[list[Line]] = []
         at = 0
         for page in pages:
@@ -334,16 +336,30 @@ class PPOCREngine:
             at += len(page.boxes)
         return lines
 
-    def _read(self, crops: list[np.ndarray]) -> list[_Read]:
-        """Recognise crops; an unsure line is also read upside down and the better wins."""
+    def _read(self, crops: list[np.ndarray], vertical: list[bool] | None = None) -> list[_Read]:
+        """Recognise crops; an unsure line is also read upside down and the better wins. A line
+        set vertically is always read both ways: turned to read top to bottom, or bottom to top
+        (a chart's axis title), neither is the likelier, so the surer reading wins, if it reads
+        as many characters (turned CJK glyphs read as a sure "《》" where "《少年歌行》" stood)."""
         reads = [_Read(result, crop) for result, crop in zip(self._rec_many(crops), crops)]
         if self.params.orientation:
-            unsure = [i for i, r in enumerate(reads) if r.result.conf < self.params.retry_flip_below]
+            vertical = vertical or [False] * len(crops)
+            unsure = [i for i, r in enumerate(reads) if r.result.conf < self.params.retry_flip_below or vertical[i]]
             flipped_crops = [np.ascontiguousarray(crops[i][::-1, ::-1]) for i in unsure]
             for i, crop, flipped in zip(unsure, flipped_crops, self._rec_many(flipped_crops)):
-                if flipped.conf > reads[i].result.conf + 0.2:
+                read = reads[i].result
+                better = (flipped.conf > read.conf and len(flipped.text) >= len(read.text) if vertical[i]
+                          else flipped.conf > read.conf + 0.2)
+                if better:
                     reads[i] = _Read(flipped, crop, turned=True)
         return reads
+
+    @staticmethod
+    def _set_vertically(quad: np.ndarray) -> bool:
+        """A line of a few characters set vertically: its box at least 3 times as tall as wide (a
+        single tall glyph, a parenthesis, is read as it was: turned, "(" can read as ")")."""
+        width, height = quad_size(quad)
+        return height >= VERTICAL_LINE * max(width, 1.0)
 
     def _line(self, box: TextBox, read: _Read) -> Line:
         input_width = max(read.crop.shape[1], self.params.rec.min_width)

@@ -28,6 +28,10 @@ class OrientParams:
     vote_lines: int = 8  # lines the 0/180 classifier looks at
     early_votes: int = 3  # ...unless this many agree with p < 0.05 (or > 0.95)
     flip_share: float = 0.75  # weighted share of "180" votes needed to turn the page
+    # A page with one line to vote turns only on a near-certain vote: a line of Greek voted
+    # "turned" at p = 0.93 on an upright page (reledpar p6), where turned lines of Latin print
+    # alone on a page voted 0.99-1.0 (tests/test_ppocr_orientation.py).
+    lone_vote: float = 0.98
     # The classifier sees each line squeezed to cls_width x cls_height (2:1). A whole long line
     # squeezed 10x or more can read as turned: six lines of "very very very ..." voted 180 with
     # p = 1.0 on an upright page (eqexpl p2). It votes on a piece this many heights long instead.
@@ -97,7 +101,7 @@ def upside_down(net: NcnnNet, rgb: np.ndarray, boxes: list[TextBox], params: Ori
         votes.append(flip_probability(net, rgb, line_piece(box.quad, params.piece_aspect), params))
         if len(votes) >= params.early_votes and (max(votes) < 0.05 or min(votes) > 0.95):
             break
-    if not votes:
+    if not votes or (len(votes) == 1 and votes[0] < params.lone_vote):
         return False
     weights = np.abs(np.array(votes) - 0.5)
     if weights.sum() < 1e-6:
