@@ -1016,3 +1016,15 @@ def test_macro_names_in_the_margin_head_the_paragraph_they_stand_beside():
                              "11 \\newcommand* \\showcs [1] {%", "12 \\expandafter \\showcmd \\csname#1\\endcsname}",
                              "\\showe@macro@N", "\\showe@space@N", "Macros for showing the internal macros.",
                              "16 \\newcommand* \\showe@macro@N [1] {%"]
+
+
+def test_a_name_over_its_date_stamp_still_follows_the_paragraph():
+    # zhlipsum (the kit): "\zhlipsum" over "Updated: 2020-04-08", set nearly as large, beside a
+    # syntax line and its description: l3doc's text layer reads the pair after the paragraph
+    lines = [l for l in _macro_names_page() if "showe" not in l.text]
+    lines += [_inked("\\zhlipsum", 250, 560, 374, pad=20), _inked("Updated: 2020-04-08", 180, 592, 374, pad=20, h=25),
+              _inked("\\zhlipsum[<paragraphs>][<options>]", 402, 560, 1000),
+              _inked("Inserts the dummy text of the given paragraphs.", 402, 600, 1200),
+              _inked("Both arguments are optional.", 402, 636, 900)]
+    order = _order(build_blocks(lines, 2339))
+    assert order[-3:] == ["Both arguments are optional.", "\\zhlipsum", "Updated: 2020-04-08"]
