@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from model_cache.layout.geometry import (Group, Item, LayoutParams, extent, free_bands, interior, x_ends,
-                                         join_row, rows_of, same_row, set_vertically)
+from model_cache.layout.geometry import (Group, Item, LayoutParams, extent, free_bands, interior, join_row,
+                                         median_height, rows_of, same_row, set_vertically, x_ends)
 
 
 def split_margin_notes(items: list[Item], params: LayoutParams, h: float,
@@ -133,7 +133,7 @@ def notes_into_rows(blocks: list[Group], groups: list[list[Item]],
     Returns the blocks with those notes inside and the groups still to place."""
     out = [Group(list(b.items), b.kind, b.rows) for b in blocks]
     where = [(k, it) for k, b in enumerate(out) if b.rows is None for it in b.items]
-    typical = float(np.median([it.h for _, it in where])) if where else 0.0
+    typical = median_height([it for _, it in where])
     rest = []
     for group in groups:
         partners = [_row_partner(note, where, params) for note in group]
@@ -178,7 +178,7 @@ def _note_leads(group: list[Item], run: list[Item], params: LayoutParams, h: flo
     paragraph, as l3doc's text layer has it); or when it reaches well below the run."""
     one_line = len(group) == 1 and len(rows_of(run, params)) == 1
     heights = [it.h for it in group]
-    size = params.note_size * max(float(np.median([it.h for it in run])), max(heights))
+    size = params.note_size * max(median_height(run), max(heights))
     names = (len(group) > 1 and group[-1].gx1 <= min(it.gx0 for it in run) and min(heights) >= size
              and all(len(it.line.text.split()) == 1 for it in group))
     label = same_row(group[0], run[0], params) and (one_line or names)

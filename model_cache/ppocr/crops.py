@@ -15,6 +15,12 @@ def quad_size(quad: np.ndarray) -> tuple[float, float]:
     return float(width), float(height)
 
 
+def stands_upright(quad: np.ndarray, ratio: float) -> bool:
+    """Is the quadrilateral at least `ratio` times as tall as wide (a line set vertically)?"""
+    width, height = quad_size(quad)
+    return max(height, 1.0) / max(width, 1.0) >= ratio
+
+
 def rectify(rgb: np.ndarray, quad: np.ndarray, params: RecParams) -> np.ndarray:
     """Perspective-warp the quadrilateral to an upright crop params.height high (uint8 RGB),
     softened by `params.blur`."""

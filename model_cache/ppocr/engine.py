@@ -64,7 +64,7 @@ from model_cache.ppocr.figures import non_text
 from model_cache.ppocr.leaders import Box, with_leaders
 from model_cache.ppocr.orientation import (OrientParams, rotate_boxes, rotate_image,
                                            upside_down, vertical_share)
-from model_cache.ppocr.crops import quad_size, rectify
+from model_cache.ppocr.crops import rectify, stands_upright
 from model_cache.ppocr.recognition import (RecParams, RecResult, class_head_input, crop_to_mat, ctc_decode,
                                            ctc_decode_top1, decode_features, load_dictionary, recognize,
                                            softmax_input)
@@ -94,7 +94,9 @@ class PipelineParams:
 # "Built: line crops softened before recognition"); rendered glyphs' edges are sharper than
 # those of the scans and photos such nets learn from.
 REC_BLUR = 0.6
-VERTICAL_LINE = 3.0  # box height over width of a line read both ways (_set_vertically)
+# A line read both ways (_read): a box at least this many times as tall as wide. A single tall glyph
+# is read as it was: turned, "(" can read as ")".
+VERTICAL_LINE = 3.0
 
 OPTION_NAMES = ("det_limit_side", "det_figure_detail", "det_thresh", "det_box_thresh", "det_fill_thresh", "det_unclip_ratio", "rec_min_score",
                 "rec_squeeze", "orientation", "cls_vote_lines", "rec_batch", "rec_strip_steps", "det_precision", "conv",
@@ -322,7 +324,7 @@ class PPOCREngine:
 
     def _recognize_pages(self, pages: list[_Page]) -> list[list[Line]]:
         crops = [rectify(page.rgb, box.quad, self.params.rec) for page in pages for box in page.boxes]
-        vertical = [self._set_vertically(box.quad) for page in pages for box in page.boxes]
+        vertical = [stands_upright(box.quad, VERTICAL_LINE) for page in pages for box in page.boxes]
         reads = self._read(crops, vertical)
         lines: list[list[Line]] = []
         at = 0
@@ -353,13 +355,6 @@ class PPOCREngine:
                 if better:
                     reads[i] = _Read(flipped, crop, turned=True)
         return reads
-
-    @staticmethod
-    def _set_vertically(quad: np.ndarray) -> bool:
-        """A line of a few characters set vertically: its box at least 3 times as tall as wide (a
-        single tall glyph, a parenthesis, is read as it was: turned, "(" can read as ")")."""
-        width, height = quad_size(quad)
-        return height >= VERTICAL_LINE * max(width, 1.0)
 
     def _line(self, box: TextBox, read: _Read) -> Line:
         input_width = max(read.crop.shape[1], self.params.rec.min_width)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from model_cache.ppocr.crops import quad_size
+from model_cache.ppocr.crops import stands_upright
 from model_cache.ppocr.recognition import RecResult
 from model_cache.ppocr.spacing import ink_columns
 from outputs.model import Line, Word
@@ -35,8 +35,7 @@ def recognised_line(result: RecResult, quad: np.ndarray, crop: np.ndarray, input
 
 def _reading_quad(quad: np.ndarray, vertical_ratio: float, flipped: bool) -> np.ndarray:
     """The quad's corners in the order rectify() warped them to the crop's corners."""
-    width, height = quad_size(quad)
-    src = quad[[1, 2, 3, 0]] if max(height, 1.0) / max(width, 1.0) >= vertical_ratio else quad
+    src = quad[[1, 2, 3, 0]] if stands_upright(quad, vertical_ratio) else quad
     return src[[2, 3, 0, 1]] if flipped else src
 
 
