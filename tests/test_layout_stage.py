@@ -284,3 +284,22 @@ def test_the_unit_of_a_blurred_scan_is_its_row_pitch_not_its_swollen_boxes():
     every threshold in line heights with them; a gutter of 0.6 units stays 0.6 of the pitch."""
     lines = _skewed_index(0.0, gutter=16, box_height=46)
     assert order(layout_page(lines, W, H)) == [f"c{c}r{r}" for c in range(3) for r in range(40)]
+
+
+def test_figures_down_a_ruled_right_column_are_read_after_the_left_column():
+    """hvfloat's page: text down the left column (a heading after a blank half way), charts and
+    their captions down the right one, a \\columnseprule between. Each chart's region, grown for
+    its labels, reaches over the rule into the left column. The left column is read first, whole;
+    then the right one, each chart before its caption, the last chart at the column's end."""
+    rule = [(820, 230, 832, 1890)]
+    lines = column("L", 245, 812, 240, 14) + [line("Heading after a blank", 245, 900, 700, 38)]
+    lines += column("M", 245, 812, 980, 12)
+    charts = [(798, 240 + 420 * k, 1454, 420 + 420 * k) for k in range(4)]
+    for k, (_, y0, _, y1) in enumerate(charts):
+        lines.append(line(f"{200 + k}", 860, y0 + 40, 900))  # a tick label inside the chart
+        if k < 3:
+            lines.append(line(f"C{k} caption of the chart", 900, y1 + 10, 1360))
+    got = firsts(layout_page(lines, W, H, figures=charts, rules=rule))
+    want = ([f"L{k}" for k in range(14)] + ["Heading"] + [f"M{k}" for k in range(12)]
+            + ["200", "C0", "201", "C1", "202", "C2", "203"])
+    assert got == want

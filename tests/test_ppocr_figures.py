@@ -137,3 +137,44 @@ def test_the_shrunk_ink_keeps_every_inked_block():
             rows, cols = shape[0] // s, shape[1] // s
             blocks = (gray[:rows * s, :cols * s] < 128).reshape(rows, s, cols, s).max(axis=(1, 3))
             assert np.array_equal(ink, blocks.astype(np.uint8))
+
+
+def _dark_chart(draw, x0: int, y0: int) -> None:
+    """A plot on a dark ground, the area under its curve light."""
+    draw.rectangle([x0, y0, x0 + 600, y0 + 170], fill=(30, 30, 30))
+    xs = np.linspace(x0 + 20, x0 + 580, 80)
+    curve = list(zip(xs, y0 + 90 - 60 * np.sin(xs / 25)))
+    draw.polygon(curve + [(x0 + 580, y0 + 160), (x0 + 20, y0 + 160)], fill=(235, 235, 235))  # the area under it
+
+
+def test_charts_down_a_ruled_column_are_figures_of_their_own():
+    """hvfloat's two-column page: charts down the right column, a \\columnseprule just left of
+    them. Joined through the rule they were one region over the captions between them; the
+    rule is the page's, not theirs."""
+    def column(draw) -> list[LayoutLine]:
+        draw.line([(820, 330), (820, 1380)], fill="black", width=3)
+        out = []
+        for k, y in enumerate((380, 800, 1180)):
+            _dark_chart(draw, 836, y)
+            draw.rectangle([900, y + 190, 1300, y + 210], fill="black")
+            out.append(_line(f"({'abc'[k]}) A caption", 895, y + 185, 1305))
+        return out
+    rgb, lines = _page(column)
+    regions = figure_regions(rgb, lines)
+    assert len(regions) == 3
+    for (x0, y0, x1, y1), top in zip(regions, (380, 800, 1180)):
+        assert x0 <= 836 and x1 >= 1436 and y0 <= top and top + 170 <= y1 < top + 240
+
+
+def test_a_chart_keeps_its_own_frame():
+    """The long rules round a framed chart are its own (no longer than the drawing): the region
+    still takes them and the labels just outside."""
+    def framed(draw) -> list[LayoutLine]:
+        draw.rectangle([300, 500, 1300, 1100], outline="black", width=3)
+        xs = np.linspace(320, 1280, 60)
+        draw.line(list(zip(xs, 800 - 200 * np.sin(xs / 120))), fill="black", width=3)
+        draw.rectangle([700, 1120, 800, 1140], fill="black")
+        return [_line("time", 695, 1115, 805)]
+    rgb, lines = _page(framed)
+    (x0, y0, x1, y1), = figure_regions(rgb, lines)
+    assert x0 <= 300 and x1 >= 1300 and y0 <= 500 and y1 >= 1140

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
@@ -308,3 +309,19 @@ def _words(a: LayoutLine, b: LayoutLine):
     if a.words is None or b.words is None:
         return None
     return a.words + b.words
+
+
+def open_rules(rules: Sequence[Rect], h: float, tall: float = 5.0, reach: float = 0.5) -> list[Rect]:
+    """Vertical rules at least `tall` line heights long that do not end on a horizontal rule
+    (within `reach` line heights): a rule between columns, not a boxed table's inner line."""
+    across = [r for r in rules if r[2] - r[0] > r[3] - r[1]]
+    out = []
+    for x0, y0, x1, y1 in rules:
+        if y1 - y0 <= x1 - x0 or y1 - y0 < tall * h:
+            continue
+        x = (x0 + x1) / 2
+        ends = [r for r in across if r[0] - reach * h <= x <= r[2] + reach * h
+                and min(abs((r[1] + r[3]) / 2 - y) for y in (y0, y1)) <= reach * h]
+        if not ends:
+            out.append((x0, y0, x1, y1))
+    return out

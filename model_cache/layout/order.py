@@ -37,7 +37,7 @@ from typing import Sequence
 import numpy as np
 
 from model_cache.layout.geometry import (Group, Item, LayoutParams, Rect, extent, free_bands, interior,
-                                         join_row, layout_unit, median_height, rows_of, x_ends)
+                                         join_row, layout_unit, median_height, open_rules, rows_of, x_ends)
 from model_cache.layout.paragraphs import entry_row, leaf_blocks
 
 
@@ -80,7 +80,7 @@ def merged_regions(items: list[Item], gutter: float, h: float,
     is more likely a full-width section's heading than the rest of one column, unless it is
     centred over its own column (an index's letter heading). A block of centred lines (a
     title) ends at a gap. A free band however narrow is a gutter where an open rule runs down
-    it (`column_rules`, `_open_rules`)."""
+    it (`column_rules`, `open_rules`)."""
     lo, hi = min(it.x0 for it in items), max(it.x1 for it in items)
     regions: list[Region] = []
     bands_of: list[list[tuple[float, float]]] = []
@@ -98,8 +98,9 @@ def merged_regions(items: list[Item], gutter: float, h: float,
             had_gutter = bool(region.gutters) or bool(own)
             gutters = interior(common, joined)
             after_gap = min(it.y0 for it in strip) - max(it.y1 for it in region.items) > 0.8 * h
-            if after_gap and region.gutters and not own and not _column_heading(strip, region, h):
-                gutters = []  # one-sided
+            if (after_gap and region.gutters and not own and not _column_heading(strip, region, h)
+                    and not any(_ruled(a, b, strip, column_rules) for a, b in gutters)):
+                gutters = []  # one-sided (unless a rule runs on down the gutter beside it)
             # A centred title block ends at a gap: the bands beside its lines are its margins,
             # not gutters that a line at one side below it could share. (A strip with a gutter
             # of its own, a table's row under its centred caption, joins as before.)
@@ -110,22 +111,6 @@ def merged_regions(items: list[Item], gutter: float, h: float,
         regions.append(Region(list(strip), own))
         bands_of.append(bands)
     return regions
-
-
-def _open_rules(rules: Sequence[Rect], h: float, tall: float = 5.0, reach: float = 0.5) -> list[Rect]:
-    """Vertical rules at least `tall` line heights long that do not end on a horizontal rule
-    (within `reach` line heights): a rule between columns, not a boxed table's inner line."""
-    across = [r for r in rules if r[2] - r[0] > r[3] - r[1]]
-    out = []
-    for x0, y0, x1, y1 in rules:
-        if y1 - y0 <= x1 - x0 or y1 - y0 < tall * h:
-            continue
-        x = (x0 + x1) / 2
-        ends = [r for r in across if r[0] - reach * h <= x <= r[2] + reach * h
-                and min(abs((r[1] + r[3]) / 2 - y) for y in (y0, y1)) <= reach * h]
-        if not ends:
-            out.append((x0, y0, x1, y1))
-    return out
 
 
 def _rule_down(lo: float, hi: float, items: list[Item], rules: Sequence[Rect]) -> bool:
@@ -358,7 +343,7 @@ def ordered_blocks(items: list[Item], params: LayoutParams, h: float, rules: Seq
     if not items:
         return []
     blocks: list[Group] = []
-    columns = _open_rules(rules, h)
+    columns = open_rules(rules, h)
     regions = _join_sandwiched(merged_regions(items, params.gutter * h, h, columns), params, h)
     for region in _join_inked(regions, params, h, rules):
         pieces = table_rows(region, params, h)
@@ -412,7 +397,7 @@ def _blank_separated(items: list[Item], gap: float) -> list[list[Item]]:
 def _column_split(region: Region, params: LayoutParams, rules: Sequence[Rect] = (),
                   column_rules: Sequence[Rect] = ()) -> tuple[list[Item], list[Item]] | None:
     """The region's two sides at its first gutter that parts columns, or None. `column_rules`:
-    the page's open rules (`_open_rules`)."""
+    the page's open rules (`open_rules`)."""
     for lo, hi in region.gutters:  # leftmost gutter first; the right part recurses
         left, right = _sides(region.items, (lo + hi) / 2)
         if not left or not right or ruled_across(left, right, rules):

@@ -7,7 +7,8 @@
    below stop and start again) is cut there (crossing.py); so is one crossing a band that no
    word covers down many rows, where the detector boxed most rows across the gutter (rivers.py).
 1. Lines inside a non-text region found from the page's ink (a figure and its labels) are
-   taken out and read together as one `figure` block. A rule from the ink that runs across a
+   taken out and read together as one `figure` block; the rules inside it are the drawing's,
+   not the page's. A rule from the ink that runs across a
    gutter between rows of text, or a closed one down it, makes the two sides one ruled table
    (order.py).
 2. Margin notes are taken out and woven back beside their paragraphs, or into the rows whose
@@ -80,6 +81,7 @@ def _groups(lines: list[LayoutLine], width: float, height: float, figures: list[
         return []
     h, size = layout_unit(items), median_height(items)  # gaps in h; box sizes (kinds) against size
     figure_groups, items = _take_figures(items, figures, params)
+    rules = [r for r in rules if not any(_inside(r, f) for f in figures)]  # a drawing's lines are its own
     notes, body = split_margin_notes(items, params, h, height)
     groups = join_toc_rows(ordered_blocks(trim_to_tab_stops(body, h, params), params, h, rules), h) if body else []
     if notes:
@@ -122,22 +124,38 @@ def _take_figures(items: list[Item], figures: list[Rect],
     return groups, rest
 
 
+def _inside(rule: Rect, region: Rect) -> bool:
+    x0, y0, x1, y1 = region
+    return x0 <= rule[0] and rule[2] <= x1 and y0 <= rule[1] and rule[3] <= y1
+
+
 def _place_figures(groups: list[Group], figures: list[tuple[Group, Rect]]) -> list[Group]:
     """Each figure goes before the first block that starts below its top edge and shares its
-    x range (the text after it in its column), else at the end. A figure with no text beside
+    x range (the text after it in its column), else after the last block above it in its
+    column, else at the end. A figure with no text beside
     it spans the page's text: the first block below its top edge follows it, wherever that
     block starts (a left-aligned heading under a centred figure). Figures side by side are
     read left to right."""
     out = list(groups)
     text = [it for g in groups for it in g.items]
     for figure, (x0, y0, x1, y1) in _figure_order(figures):
-        alone = not any(it.y1 > y0 and it.y0 < y1 and (it.x1 <= x0 or it.x0 >= x1) for it in text)
+        alone = not any(it.y1 > y0 and it.y0 < y1 and min(it.x1, x1) - max(it.x0, x0) <= 0.1 * (it.x1 - it.x0)
+                        for it in text)
         at = next((k for k, g in enumerate(out) if g.kind != "figure"
                    and min(it.y0 for it in g.items) >= y0
-                   and (alone or (min(it.x0 for it in g.items) < x1 and max(it.x1 for it in g.items) > x0))),
-                  len(out))
+                   and (alone or _shares_x(g, x0, x1))), None)
+        if at is None:  # nothing under it in its column: it ends the column, after what is above it
+            above = [k for k, g in enumerate(out) if min(it.y0 for it in g.items) < y0 and _shares_x(g, x0, x1)]
+            at = above[-1] + 1 if above and not alone else len(out)
         out.insert(at, figure)
     return out
+
+
+def _shares_x(group: Group, x0: float, x1: float) -> bool:
+    """The block stands under the figure: more than a sliver of either's width in common (a
+    figure's margin, grown for its labels, may reach over a gutter into the next column)."""
+    g0, g1 = min(it.x0 for it in group.items), max(it.x1 for it in group.items)
+    return min(g1, x1) - max(g0, x0) > 0.1 * min(g1 - g0, x1 - x0)
 
 
 def _figure_order(figures: list[tuple[Group, Rect]]) -> list[tuple[Group, Rect]]:

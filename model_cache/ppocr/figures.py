@@ -10,7 +10,8 @@ the page's columns.
 A rule is a long, thin stroke of that ink, horizontal (a table's top, middle or bottom rule, a
 row's line in a ruled grid) or vertical (a grid's inner line); the layout stage takes one that runs
 across a gutter between rows of text, or a closed one down it, as a sign that the two sides are
-cells of one table, not two columns."""
+cells of one table, not two columns. A long open rule down a gutter (a \\columnseprule) is the
+page's, not a drawing's: charts set down the column beside it are figures of their own."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from model_cache.layout.geometry import Rect
+from model_cache.layout.geometry import Rect, open_rules
 from model_cache.layout.lines import LayoutLine, line_bounds
 
 
@@ -35,6 +36,8 @@ class FigureParams:
     stroke: float = 2.0  # a drawing has a connected stroke this wide and high (line heights)
     rule_length: float = 4.0  # a horizontal rule: a stroke at least this long...
     rule_width: float = 0.3  # ...and at most this thick (line heights)
+    page_rule: float = 12.0  # an open vertical rule this long (line heights) may be a column's...
+    own_rule: float = 1.5  # ...unless at most this many times the length of the drawing it touches
 
 
 def figure_regions(rgb: np.ndarray, lines: list[LayoutLine],
@@ -51,7 +54,8 @@ def non_text(rgb: np.ndarray, lines: list[LayoutLine],
     ink, text, h = _ink_beside_text(rgb, lines, params)
     across = _rules(ink, text, h, params)
     down = [(y0, x0, y1, x1) for x0, y0, x1, y1 in _rules(ink.T, text.T, h, params)]
-    return _figures(ink * (1 - text), text, h, params), across + down
+    rules = across + down
+    return _figures(ink * (1 - text), text, h, params, rules), rules
 
 
 def _ink_beside_text(rgb: np.ndarray, lines: list[LayoutLine],
@@ -100,10 +104,54 @@ def _rules(ink: np.ndarray, text: np.ndarray, h: float, params: FigureParams) ->
     return rules
 
 
-def _figures(ink: np.ndarray, text: np.ndarray, h: float, params: FigureParams) -> list[Rect]:
+def _figures(ink: np.ndarray, text: np.ndarray, h: float, params: FigureParams,
+             rules: list[Rect] = ()) -> list[Rect]:
+    """Figure regions. Where a long open rule runs down a region (a column's rule beside charts
+    set down the column), the region is looked at again without it: if it falls into regions
+    that stand apart, those are the figures (maybe none); if they overlap, the rule was the
+    drawing's own (a table's or a diagram's line) and the region stays whole; so it does where
+    one drawing is left, unless the rule had made it more than twice as large."""
+    s = params.scale
+    long_rules = [r for r in open_rules(rules, h * s) if r[3] - r[1] >= params.page_rule * h * s]
+    whole = _regions(ink, text, h, params)
+    if not long_rules:
+        return whole
+    cut = ink.copy()
+    for x0, y0, x1, y1 in long_rules:
+        cut[int(y0 // s):int(np.ceil(y1 / s)), int(x0 // s):int(np.ceil(x1 / s))] = 0
+    parts = _regions(cut, text, h, params, long_rules)
+    out = []
+    for region in whole:
+        inside = [p for p in parts if _centre_in(p, region)]
+        ruled = any(_centre_in(r, region) for r in long_rules)
+        apart = all(not _overlap(a, b) for i, a in enumerate(inside) for b in inside[i + 1:])
+        if len(inside) == 1:  # one drawing beside the rule: cut only if the rule made it much larger
+            apart = _area(inside[0]) < 0.5 * _area(region)
+        out.extend(inside if ruled and apart else [region])
+    return out
+
+
+def _area(r: Rect) -> float:
+    return (r[2] - r[0]) * (r[3] - r[1])
+
+
+def _centre_in(rect: Rect, region: Rect) -> bool:
+    return region[0] <= (rect[0] + rect[2]) / 2 <= region[2] and region[1] <= (rect[1] + rect[3]) / 2 <= region[3]
+
+
+def _overlap(a: Rect, b: Rect) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def _regions(ink: np.ndarray, text: np.ndarray, h: float, params: FigureParams,
+             erased: list[Rect] = ()) -> list[Rect]:
+    """Regions of the ink that pass as drawings; each takes back the `erased` rules that are its
+    own (`_with_own_rules`)."""
     s = params.scale
     k = max(1, int(round(params.join * h)))
     grown = cv2.dilate(ink, np.ones((k, k), np.uint8))
+    g = (k // 2) * s  # the rules grown as the ink was
+    grown_rules = [(x0 - g, y0 - g, x1 + g, y1 + g) for x0, y0, x1, y1 in erased]
     count, labels, stats, _ = cv2.connectedComponentsWithStats(grown, connectivity=8)
     strokes = _stroke_regions(ink, labels, params.stroke * h)
     page = ink.shape[0] * ink.shape[1]
@@ -123,10 +171,21 @@ def _figures(ink: np.ndarray, text: np.ndarray, h: float, params: FigureParams) 
         share = float(ink[window][free].mean()) if free.any() else 0.0
         worded = 1.0 - float(free.mean()) if free.size else 1.0
         if params.min_ink <= share <= params.max_ink and worded <= params.max_text:
-            m = params.join * h  # take in labels set just outside the drawing (axis titles)
-            regions.append((float((x - m) * s), float((y - m) * s), float((x + w + m) * s),
-                            float((y + hh + m) * s)))
+            drawing = _with_own_rules((x * s, y * s, (x + w) * s, (y + hh) * s), grown_rules, params.own_rule)
+            m = params.join * h * s  # take in labels set just outside the drawing (axis titles)
+            regions.append((float(drawing[0] - m), float(drawing[1] - m), float(drawing[2] + m),
+                            float(drawing[3] + m)))
     return regions
+
+
+def _with_own_rules(region: Rect, rules: list[Rect], own: float) -> Rect:
+    """The region grown over the (vertical) rules it touches that are its own: a chart's axis,
+    about as tall as the drawing, where a column's rule runs on far past it."""
+    x0, y0, x1, y1 = region
+    for r0, s0, r1, s1 in rules:
+        if r0 <= x1 and r1 >= x0 and s0 <= y1 and s1 >= y0 and s1 - s0 <= own * (y1 - y0):
+            x0, y0, x1, y1 = min(x0, r0), min(y0, s0), max(x1, r1), max(y1, s1)
+    return x0, y0, x1, y1
 
 
 def _stroke_regions(ink: np.ndarray, labels: np.ndarray, size: float) -> set[int]:
