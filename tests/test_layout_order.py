@@ -1028,3 +1028,19 @@ def test_a_name_over_its_date_stamp_still_follows_the_paragraph():
               _inked("Both arguments are optional.", 402, 636, 900)]
     order = _order(build_blocks(lines, 2339))
     assert order[-3:] == ["Both arguments are optional.", "\\zhlipsum", "Updated: 2020-04-08"]
+
+
+def test_two_ruled_tables_side_by_side_are_read_one_after_the_other():
+    """nucleardata's page: a table of a nuclide's properties on the left, one of its half-life in
+    several units on the right, each with a rule under every row and none across the gutter.
+    Their rows line up, and short cells beside short cells read like one table's rows."""
+    lines, rules = [], []
+    for k in range(10):
+        y = 300 + 48 * k
+        lines += [_line(f"prop{k}", 250, y, 420), _line(f"{k}.5", 520, y, 620),
+                  _line(f"unit{k}", 900, y, 980), _line(f"{k}7 s", 1100, y, 1300)]
+        rules += [(190, y + 40, 690, y + 42), (900, y + 40, 1430, y + 42)]
+    blocks = layout_page([from_line(line) for line in lines], 1654, 2339, rules=rules)
+    words = [w for t in _order(blocks) for w in t.split()]
+    assert [w for w in words if w.startswith(("prop", "unit"))] == (
+        [f"prop{k}" for k in range(10)] + [f"unit{k}" for k in range(10)])

@@ -404,6 +404,8 @@ def _column_split(region: Region, params: LayoutParams, rules: Sequence[Rect] = 
             continue
         if _rule_down(lo, hi, region.items, column_rules):
             return left, right  # a rule between columns (\\columnseprule) parts them, rows or not
+        if _ruled_apart(left, right, rules):
+            return left, right  # two ruled tables side by side
         if _entries(left, params) and _entries(right, params):
             return left, right  # a contents or an index in two columns: its rows pair up like a table's
         # Beside an OCR region's gutter, the nearest column may be found between the lines' ink
@@ -557,6 +559,20 @@ def _framed(left: list[Item], right: list[Item], rules: Sequence[Rect], reach: f
     above = any(all(0 <= top - r[3] <= reach * h for top in tops) for r in across)
     below = any(all(0 <= r[1] - bottom <= reach * h for bottom in bottoms) for r in across)
     return above and below
+
+
+def _ruled_apart(left: list[Item], right: list[Item], rules: Sequence[Rect], least: int = 2) -> bool:
+    """Is each side ruled on its own: `least` horizontal rules or more run over most of one
+    side and stop short of the other, on both sides (two tables side by side, each with its own
+    rules)? Called where no rule runs over both (`ruled_across`)."""
+    (l0, l1), (r0, r1) = _spans(left, right)
+    own = [0, 0]
+    for x0, _, x1, _ in _across(rules):
+        if min(x1, l1) - max(x0, l0) >= 0.5 * (l1 - l0) and x1 < r0:
+            own[0] += 1
+        elif min(x1, r1) - max(x0, r0) >= 0.5 * (r1 - r0) and x0 > l1:
+            own[1] += 1
+    return min(own) >= least
 
 
 def _across(rules: Sequence[Rect]) -> list[Rect]:
