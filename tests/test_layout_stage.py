@@ -303,3 +303,26 @@ def test_figures_down_a_ruled_right_column_are_read_after_the_left_column():
     want = ([f"L{k}" for k in range(14)] + ["Heading"] + [f"M{k}" for k in range(12)]
             + ["200", "C0", "201", "C1", "202", "C2", "203"])
     assert got == want
+
+
+def _turned(box, angle: float):
+    c, s = math.cos(angle), math.sin(angle)
+    return [[x * c - y * s, x * s + y * c] for x, y in box]
+
+
+def test_a_column_rule_on_a_turned_scan_still_parts_the_columns():
+    """hvfloat on a scan turned 1.5 degrees: a \\columnseprule in a 12 px gap between the columns'
+    boxes (under a gutter's width). The rule is found in the pixels, where its box is as wide as
+    the turn makes it; the lines are laid out deskewed. Taken as found, the rule's middle falls
+    inside the left column's boxes, and each row was read across both columns."""
+    angle = math.radians(1.5)
+    lines = []
+    for k in range(20):
+        y = 300 + 40 * k
+        for name, x0, x1 in (("L", 150, 800), ("R", 812, 1460)):
+            box = _turned([[x0, y], [x1, y], [x1, y + 30], [x0, y + 30]], angle)
+            lines.append(LayoutLine(f"{name}{k} " + "x" * 30, 0.99, box))
+    ends = _turned([[806, 280], [806, 1100]], angle)
+    rule = [(min(p[0] for p in ends) - 1, ends[0][1], max(p[0] for p in ends) + 1, ends[1][1])]
+    got = firsts(layout_page(lines, W, H, rules=rule, skew=angle))
+    assert got == [f"L{k}" for k in range(20)] + [f"R{k}" for k in range(20)]

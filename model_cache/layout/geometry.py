@@ -136,6 +136,27 @@ def make_item(line: LayoutLine, skew: float = 0.0, ids: tuple[int, ...] = ()) ->
                 ink=_ink_extent(line, float(x0), float(x1), h, skew))
 
 
+def deskewed_rule(rule: Rect, skew: float) -> Rect:
+    """A rule's box (found in the page's pixels) in the deskewed frame of `make_item`. A rule of
+    a turned scan runs along a diagonal of its box: the one that turns level (or upright); the
+    box then keeps only the rule's own thickness."""
+    if not skew:
+        return rule
+    x0, y0, x1, y1 = rule
+    c, s = np.cos(-skew), np.sin(-skew)
+    turn = np.array([[c, s], [-s, c]])
+    upright = y1 - y0 > x1 - x0
+    axis = 0 if upright else 1  # the coordinate that stays constant along the turned rule
+    ends = min((np.array([[x0, y0], [x1, y1]]) @ turn, np.array([[x1, y0], [x0, y1]]) @ turn),
+               key=lambda e: abs(e[1, axis] - e[0, axis]))
+    length = (y1 - y0) if upright else (x1 - x0)
+    thick = max(1.0, ((x1 - x0) if upright else (y1 - y0)) - length * abs(np.tan(skew)))
+    lo, hi = ends.min(0), ends.max(0)
+    middle = (lo[axis] + hi[axis]) / 2
+    lo[axis], hi[axis] = middle - thick / 2, middle + thick / 2
+    return float(lo[0]), float(lo[1]), float(hi[0]), float(hi[1])
+
+
 # A detector's box reaches this far (line heights) past the ink on each side where the line
 # carries no word boxes to say where its ink is (measured: median 0.10-0.12 on the corpus).
 BOX_PAD = 0.1

@@ -25,7 +25,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from model_cache.layout.crossing import split_crossing
-from model_cache.layout.geometry import (Group, Item, LayoutParams, Rect, join_leaders, join_row, make_item,
+from model_cache.layout.geometry import (Group, Item, LayoutParams, Rect, deskewed_rule, join_leaders, join_row,
+                                         make_item,
                                          layout_unit, median_height, page_skew, rows_of,
                                          set_vertically)
 from model_cache.layout.kinds import assign_kinds
@@ -81,7 +82,7 @@ def _groups(lines: list[LayoutLine], width: float, height: float, figures: list[
         return []
     h, size = layout_unit(items), median_height(items)  # gaps in h; box sizes (kinds) against size
     figure_groups, items = _take_figures(items, figures, params)
-    rules = [r for r in rules if not any(_inside(r, f) for f in figures)]  # a drawing's lines are its own
+    rules = [deskewed_rule(r, skew) for r in rules if not any(_inside(r, f) for f in figures)]  # (a drawing's own)
     notes, body = split_margin_notes(items, params, h, height)
     groups = join_toc_rows(ordered_blocks(trim_to_tab_stops(body, h, params), params, h, rules), h) if body else []
     if notes:
