@@ -1044,3 +1044,31 @@ def test_two_ruled_tables_side_by_side_are_read_one_after_the_other():
     words = [w for t in _order(blocks) for w in t.split()]
     assert [w for w in words if w.startswith(("prop", "unit"))] == (
         [f"prop{k}" for k in range(10)] + [f"unit{k}" for k in range(10)])
+
+
+def _boxed_with_its_row(name: str, nx0: float, text: str, y: float, x1: float = 1387) -> Line:
+    """A margin name and the body row beside it, a word space apart, boxed as one OCR line."""
+    h = 30
+    words = [Word(name, 0.99, [[nx0, y], [386, y], [386, y + h], [nx0, y + h]]),
+             Word(text, 0.99, [[399, y], [x1, y], [x1, y + h], [399, y + h]])]
+    return Line(f"{name} {text}", 0.99, [[nx0 - 8, y], [x1 + 8, y], [x1 + 8, y + h], [nx0 - 8, y + h]], words)
+
+
+def test_margin_names_boxed_with_the_rows_beside_them_head_their_paragraph():
+    """letter.cls's documented code (letter p21): four macro names flush right in the left margin
+    stand a word space from the paragraph and the code line that describe them; the detector
+    boxed each with its row. Cut at the body's left edge they are margin names, read before the
+    paragraph as the text layer has them, not glued onto its rows."""
+    text = "described " * 12
+    lines = [_inked(f"intro {k} " + text, 399, 200 + 36 * k, 1387) for k in range(4)]
+    lines += [_boxed_with_its_row("\\ccname", 296, "This document class is for documents", 400),
+              _boxed_with_its_row("\\enclname", 272, "a version for another language, various", 432),
+              _boxed_with_its_row("\\pagename", 272, "English words that require replacement.", 464, 1340),
+              _boxed_with_its_row("\\headtoname", 246, "359 \\newcommand*\\ccname{cc}", 496, 742)]
+    lines += [_inked(f"{360 + k} \\newcommand*\\name{k}", 399, 528 + 32 * k, 795) for k in range(3)]
+    order = _order(build_blocks(lines, 2339))
+    start = order.index("\\ccname")
+    assert order[start:start + 8] == [
+        "\\ccname", "\\enclname", "\\pagename", "\\headtoname", "This document class is for documents",
+        "a version for another language, various", "English words that require replacement.",
+        "359 \\newcommand*\\ccname{cc}"]

@@ -9,8 +9,44 @@ from __future__ import annotations
 
 import numpy as np
 
+from model_cache.layout.crossing import split_at, word_gaps
 from model_cache.layout.geometry import (Group, Item, LayoutParams, extent, free_bands, interior, join_row,
-                                         median_height, rows_of, same_row, set_vertically, x_ends)
+                                         make_item, median_height, rows_of, same_row, set_vertically, x_ends)
+from model_cache.layout.lines import OCR
+
+
+def cut_at_margin(items: list[Item], params: LayoutParams, h: float, skew: float) -> list[Item]:
+    """OCR lines that run from the left margin into the body, cut at the body's left edge: a
+    macro's name set flush right in the margin of a LaTeX package's code is boxed with the body
+    row beside it when the two stand a word space apart. The body's edge is the leftmost x where
+    a quarter of the page's lines start; a line is cut only where it has a word gap there and the piece before
+    the gap reaches `note_label` line heights into the margin (a list's label or a heading's
+    number, outdented by less, is left alone)."""
+    starts = sorted(it.gx0 for it in items if it.gx1 - it.gx0 >= 4 * h)
+    if len(starts) < 8:
+        return items
+    # The leftmost x where a quarter of the lines start (a two-column page's left column).
+    edge = next((x for x in starts if sum(abs(y - x) <= 0.5 * h for y in starts) >= 0.25 * len(starts)), None)
+    if edge is None:
+        return items
+    out: list[Item] = []
+    for it in items:
+        in_margin = it.line.origin == OCR and it.gx0 < edge - params.note_label * h
+        cut = _margin_cut(it, edge, params, h) if in_margin else None
+        if cut is None:
+            out.append(it)
+            continue
+        left, right = split_at(it, cut)
+        out += [make_item(left, skew, it.ids), make_item(right, skew, it.ids)]
+    return out
+
+
+def _margin_cut(it: Item, edge: float, params: LayoutParams, h: float) -> int | None:
+    """The word index at which the line's word gap meets the body's left edge, if any."""
+    for k, (a, b) in enumerate(word_gaps(it)):
+        if a <= edge + 0.25 * h and b >= edge - 0.5 * h and a - it.gx0 >= params.note_label * h:
+            return k + 1
+    return None
 
 
 def split_margin_notes(items: list[Item], params: LayoutParams, h: float,
@@ -139,13 +175,21 @@ def notes_into_rows(blocks: list[Group], groups: list[list[Item]],
         partners = [_row_partner(note, where, params) for note in group]
         aligned = all(p is not None and _on_its_baseline(note, p[1], typical, params)
                       for note, p in zip(group, partners))
-        if not aligned or len({id(p[1]) for p in partners}) < len(partners):
+        if not aligned or len({id(p[1]) for p in partners}) < len(partners) or _heads_block(group, partners, out):
             rest.append(group)
             continue
         for note, (k, body, left) in zip(group, partners):
             at = next(i for i, it in enumerate(out[k].items) if it is body)
             out[k].items.insert(at if left else at + 1, note)
     return out, rest
+
+
+def _heads_block(group: list[Item], partners: list[tuple[int, Item, bool]], blocks: list[Group]) -> bool:
+    """Names stacked in the left margin from a block's first line down, one word each: the
+    macros its paragraph describes, read before it (`_note_leads`), not one per row."""
+    k, first, left = partners[0]
+    return (len(group) > 1 and left and blocks[k].items[0] is first and all(p[0] == k for p in partners)
+            and all(len(note.line.text.split()) == 1 for note in group))
 
 
 def _on_its_baseline(note: Item, body: Item, typical: float, params: LayoutParams) -> bool:

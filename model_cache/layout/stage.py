@@ -8,9 +8,8 @@
    word covers down many rows, where the detector boxed most rows across the gutter (rivers.py).
 1. Lines inside a non-text region found from the page's ink (a figure and its labels) are
    taken out and read together as one `figure` block; the rules inside it are the drawing's,
-   not the page's. A rule from the ink that runs across a
-   gutter between rows of text, or a closed one down it, makes the two sides one ruled table
-   (order.py).
+   not the page's. A rule from the ink that runs across a gutter between rows of text, or a
+   closed one down it, makes the two sides one ruled table (order.py).
 2. Margin notes are taken out and woven back beside their paragraphs, or into the rows whose
    baselines they share (margin_notes.py).
 3. The body is cut into regions and columns and read into paragraph-sized blocks (order.py);
@@ -26,12 +25,11 @@ from dataclasses import replace
 
 from model_cache.layout.crossing import split_crossing
 from model_cache.layout.geometry import (Group, Item, LayoutParams, Rect, deskewed_rule, join_leaders, join_row,
-                                         make_item,
-                                         layout_unit, median_height, page_skew, rows_of,
+                                         layout_unit, make_item, median_height, page_skew, rows_of,
                                          set_vertically)
 from model_cache.layout.kinds import assign_kinds
 from model_cache.layout.lines import LayoutLine, output_lines
-from model_cache.layout.margin_notes import note_groups, split_margin_notes, weave_notes
+from model_cache.layout.margin_notes import cut_at_margin, note_groups, split_margin_notes, weave_notes
 from model_cache.layout.order import ordered_blocks
 from model_cache.layout.paragraphs import join_toc_rows
 from model_cache.layout.rivers import cut_at_rivers
@@ -82,8 +80,9 @@ def _groups(lines: list[LayoutLine], width: float, height: float, figures: list[
         return []
     h, size = layout_unit(items), median_height(items)  # gaps in h; box sizes (kinds) against size
     figure_groups, items = _take_figures(items, figures, params)
-    rules = [deskewed_rule(r, skew) for r in rules if not any(_inside(r, f) for f in figures)]  # (a drawing's own)
-    notes, body = split_margin_notes(items, params, h, height)
+    # Rules inside a figure are the drawing's; the others are laid out deskewed, like the lines.
+    rules = [deskewed_rule(r, skew) for r in rules if not any(_inside(r, f) for f in figures)]
+    notes, body = split_margin_notes(cut_at_margin(items, params, h, skew), params, h, height)
     groups = join_toc_rows(ordered_blocks(trim_to_tab_stops(body, h, params), params, h, rules), h) if body else []
     if notes:
         groups = weave_notes(groups, note_groups(notes, params, h), params, h)
@@ -133,10 +132,9 @@ def _inside(rule: Rect, region: Rect) -> bool:
 def _place_figures(groups: list[Group], figures: list[tuple[Group, Rect]]) -> list[Group]:
     """Each figure goes before the first block that starts below its top edge and shares its
     x range (the text after it in its column), else after the last block above it in its
-    column, else at the end. A figure with no text beside
-    it spans the page's text: the first block below its top edge follows it, wherever that
-    block starts (a left-aligned heading under a centred figure). Figures side by side are
-    read left to right."""
+    column, else at the end. A figure with no text beside it spans the page's text: the first
+    block below its top edge follows it, wherever that block starts (a left-aligned heading
+    under a centred figure). Figures side by side are read left to right."""
     out = list(groups)
     text = [it for g in groups for it in g.items]
     for figure, (x0, y0, x1, y1) in _figure_order(figures):
