@@ -19,13 +19,12 @@ def cut_at_margin(items: list[Item], params: LayoutParams, h: float, skew: float
     """OCR lines that run from the left margin into the body, cut at the body's left edge: a
     macro's name set flush right in the margin of a LaTeX package's code is boxed with the body
     row beside it when the two stand a word space apart. The body's edge is the leftmost x where
-    a quarter of the page's lines start; a line is cut only where it has a word gap there and the piece before
-    the gap reaches `note_label` line heights into the margin (a list's label or a heading's
-    number, outdented by less, is left alone)."""
+    a quarter of the page's lines start (a two-column page's left column); a line is cut only
+    where it has a word gap there and the piece before the gap reaches `note_label` line heights
+    into the margin (a list's label or a heading's number, outdented by less, is left alone)."""
     starts = sorted(it.gx0 for it in items if it.gx1 - it.gx0 >= 4 * h)
     if len(starts) < 8:
         return items
-    # The leftmost x where a quarter of the lines start (a two-column page's left column).
     edge = next((x for x in starts if sum(abs(y - x) <= 0.5 * h for y in starts) >= 0.25 * len(starts)), None)
     if edge is None:
         return items
