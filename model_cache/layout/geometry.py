@@ -136,6 +136,11 @@ def make_item(line: LayoutLine, skew: float = 0.0, ids: tuple[int, ...] = ()) ->
                 ink=_ink_extent(line, float(x0), float(x1), h, skew))
 
 
+def centre_in(rect: Rect, region: Rect) -> bool:
+    """Does the rectangle's centre lie in the region?"""
+    return region[0] <= (rect[0] + rect[2]) / 2 <= region[2] and region[1] <= (rect[1] + rect[3]) / 2 <= region[3]
+
+
 def deskewed_rule(rule: Rect, skew: float) -> Rect:
     """A rule's box (found in the page's pixels) in the deskewed frame of `make_item`. A rule of
     a turned scan runs along a diagonal of its box: the one that turns level (or upright); the

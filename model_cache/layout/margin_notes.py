@@ -7,6 +7,8 @@ the order of the page's rows, and of a LaTeX PDF's text layer."""
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
+
 import numpy as np
 
 from model_cache.layout.crossing import split_at, word_gaps
@@ -25,7 +27,8 @@ def cut_at_margin(items: list[Item], params: LayoutParams, h: float, skew: float
     starts = sorted(it.gx0 for it in items if it.gx1 - it.gx0 >= 4 * h)
     if len(starts) < 8:
         return items
-    edge = next((x for x in starts if sum(abs(y - x) <= 0.5 * h for y in starts) >= 0.25 * len(starts)), None)
+    edge = next((x for x in starts if bisect_right(starts, x + 0.5 * h) - bisect_left(starts, x - 0.5 * h)
+                 >= 0.25 * len(starts)), None)
     if edge is None:
         return items
     out: list[Item] = []
@@ -188,7 +191,11 @@ def _heads_block(group: list[Item], partners: list[tuple[int, Item, bool]], bloc
     macros its paragraph describes, read before it (`_note_leads`), not one per row."""
     k, first, left = partners[0]
     return (len(group) > 1 and left and blocks[k].items[0] is first and all(p[0] == k for p in partners)
-            and all(len(note.line.text.split()) == 1 for note in group))
+            and _one_word_each(group))
+
+
+def _one_word_each(group: list[Item]) -> bool:
+    return all(len(it.line.text.split()) == 1 for it in group)
 
 
 def _on_its_baseline(note: Item, body: Item, typical: float, params: LayoutParams) -> bool:
@@ -223,7 +230,7 @@ def _note_leads(group: list[Item], run: list[Item], params: LayoutParams, h: flo
     heights = [it.h for it in group]
     size = params.note_size * max(median_height(run), max(heights))
     names = (len(group) > 1 and group[-1].gx1 <= min(it.gx0 for it in run) and min(heights) >= size
-             and all(len(it.line.text.split()) == 1 for it in group))
+             and _one_word_each(group))
     label = same_row(group[0], run[0], params) and (one_line or names)
     overrun = max(it.y1 for it in group) - max(it.y1 for it in run) > params.note_overrun * h
     return label or overrun

@@ -17,7 +17,7 @@ from typing import Callable
 
 import numpy as np
 
-from model_cache.layout.geometry import Rect
+from model_cache.layout.geometry import Rect, centre_in
 from model_cache.layout.lines import LayoutLine
 from model_cache.ppocr.crops import quad_size
 from model_cache.ppocr.detection import DetParams, TextBox, page_scale
@@ -75,10 +75,10 @@ def _merged(first: list[TextBox], second: list[TextBox], region: Rect, crop: tup
     first-pass boxes they cover by `COVERED`; where they do not, the first-pass box stays and
     the second-pass pieces inside it go. A second-pass box that overlaps a line running out of
     the region goes too."""
-    outside = [b for b in first if not _centred_in(b, region)]
+    outside = [b for b in first if not centre_in(_bounds(b), region)]
     out_ids = {id(b) for b in outside}
     kept = [b for b in second
-            if _centred_in(b, region) and not _cut_by_crop(b, crop, width, height)
+            if centre_in(_bounds(b), region) and not _cut_by_crop(b, crop, width, height)
             and not any(_share_covered(o, b) > 0 or _share_covered(b, o) > 0 for o in outside)]
     stay = [b for b in first if id(b) in out_ids or _covered(b, kept) < COVERED]
     inner = [b for b in stay if id(b) not in out_ids]
@@ -101,12 +101,6 @@ def _covered(box: TextBox, by: list[TextBox]) -> float:
 def _bounds(box: TextBox) -> Rect:
     return (float(box.quad[:, 0].min()), float(box.quad[:, 1].min()),
             float(box.quad[:, 0].max()), float(box.quad[:, 1].max()))
-
-
-def _centred_in(box: TextBox, region: Rect) -> bool:
-    x0, y0, x1, y1 = _bounds(box)
-    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
-    return region[0] <= cx <= region[2] and region[1] <= cy <= region[3]
 
 
 def _cut_by_crop(box: TextBox, crop: tuple[int, int, int, int], width: int, height: int) -> bool:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from model_cache.layout.geometry import Rect, open_rules
+from model_cache.layout.geometry import Rect, centre_in, open_rules
 from model_cache.layout.lines import LayoutLine, line_bounds
 
 
@@ -122,8 +122,8 @@ def _figures(ink: np.ndarray, text: np.ndarray, h: float, params: FigureParams,
     parts = _regions(cut, text, h, params, long_rules)
     out = []
     for region in whole:
-        inside = [p for p in parts if _centre_in(p, region)]
-        ruled = any(_centre_in(r, region) for r in long_rules)
+        inside = [p for p in parts if centre_in(p, region)]
+        ruled = any(centre_in(r, region) for r in long_rules)
         apart = all(not _overlap(a, b) for i, a in enumerate(inside) for b in inside[i + 1:])
         if len(inside) == 1:  # one drawing beside the rule: cut only if the rule made it much larger
             apart = _area(inside[0]) < 0.5 * _area(region)
@@ -133,10 +133,6 @@ def _figures(ink: np.ndarray, text: np.ndarray, h: float, params: FigureParams,
 
 def _area(r: Rect) -> float:
     return (r[2] - r[0]) * (r[3] - r[1])
-
-
-def _centre_in(rect: Rect, region: Rect) -> bool:
-    return region[0] <= (rect[0] + rect[2]) / 2 <= region[2] and region[1] <= (rect[1] + rect[3]) / 2 <= region[3]
 
 
 def _overlap(a: Rect, b: Rect) -> bool:
