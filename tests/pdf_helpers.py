@@ -10,8 +10,9 @@ import pypdfium2.raw as pdfium_c
 from PIL import Image
 
 
-def add_text(doc, page, text: str, x: float, y: float, size: float = 12.0, invisible: bool = False) -> None:
-    obj = pdfium_c.FPDFPageObj_NewTextObj(doc.raw, b"Helvetica", ctypes.c_float(size))
+def add_text(doc, page, text: str, x: float, y: float, size: float = 12.0, invisible: bool = False,
+             font: str = "Helvetica") -> None:
+    obj = pdfium_c.FPDFPageObj_NewTextObj(doc.raw, font.encode(), ctypes.c_float(size))
     encoded = (text + "\0").encode("utf-16-le")
     buffer = ctypes.create_string_buffer(encoded, len(encoded))
     pdfium_c.FPDFText_SetText(obj, ctypes.cast(buffer, ctypes.POINTER(pdfium_c.FPDF_WCHAR)))

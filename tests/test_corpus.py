@@ -130,3 +130,31 @@ def test_replayed_lines_give_the_recorded_text(tmp_path):
     with replaying(tool.engine, holder):
         replayed = tool.engine.ocr(page.load("born")).text
     assert replayed == full and len(full) > 100
+
+
+def test_heading_truth_is_the_lines_set_larger_or_bold(tmp_path):
+    """benchmarks/corpus_headings.py: headings from the text layer's sizes and fonts."""
+    from corpus_headings import same_heading, score_page as score_headings, truth_headings
+    from tests.pdf_helpers import add_text
+    doc = pdfium.PdfDocument.new()
+    page = doc.new_page(595, 842)
+    add_text(doc, page, "Running Head Set Large", 60, 815, size=14)  # in the top band
+    add_text(doc, page, "2 Methods", 60, 740, size=14)
+    for k in range(30):
+        add_text(doc, page, f"body text line {k} with enough words to be the body", 60, 720 - 14 * k, size=10)
+    add_text(doc, page, "2.1 Bold run at body size", 60, 280, size=10, font="Helvetica-Bold")
+    add_text(doc, page, "3 Results", 60, 250, size=14)  # a contents entry: page number an em and more away
+    add_text(doc, page, "17", 200, 250, size=14)
+    page.gen_content()
+    path = tmp_path / "headings.pdf"
+    doc.save(str(path))
+    pdf = pdfium.PdfDocument(str(path))
+    try:
+        truth = truth_headings(pdf[0], 1.15)
+    finally:
+        pdf.close()
+    assert truth == ["2 Methods", "2.1 Bold run at body size"]
+    assert same_heading("2.1 Bold run at bodysize", "2.1 Bold run at body size")
+    assert not same_heading("Results", "2 Methods")
+    score = score_headings(truth, ["2 Methods", "body text line 3"])
+    assert score.found == [True, False] and score.right == [True, False]
