@@ -326,3 +326,44 @@ def test_a_column_rule_on_a_turned_scan_still_parts_the_columns():
     rule = [(min(p[0] for p in ends) - 1, ends[0][1], max(p[0] for p in ends) + 1, ends[1][1])]
     got = firsts(layout_page(lines, W, H, rules=rule, skew=angle))
     assert got == [f"L{k}" for k in range(20)] + [f"R{k}" for k in range(20)]
+
+
+def body_with(head: LayoutLine, stroke: float = 1.4) -> list[LayoutLine]:
+    """A paragraph above and below `head` (set at y=580, a blank line apart), all at the same box
+    height, the body's strokes `stroke` wide."""
+    above = [line("w " * 40, 150, 300 + 40 * k, 1500, stroke=stroke) for k in range(6)]
+    below = [line("w " * 40, 150, 660 + 40 * k, 1500, stroke=stroke) for k in range(6)]
+    return above + [head] + below
+
+
+def kind_of(text: str, blocks) -> str:
+    return next(b.kind for b in blocks if b.text == text)
+
+
+@pytest.mark.parametrize("heading", ["6.3 Two column mode", "Related work", "3.1 设置选项"])
+def test_a_heading_set_bold_at_the_body_size_is_a_title(heading):
+    """Its box is no taller than the body's (no descenders, say); its strokes are heavier."""
+    blocks = layout_page(body_with(line(heading, 150, 580, 600, stroke=2.2)), W, H)
+    assert kind_of(heading, blocks) == "title"
+    blocks = layout_page(body_with(line(heading, 150, 580, 600, stroke=1.45)), W, H)
+    assert kind_of(heading, blocks) == "text"
+
+
+@pytest.mark.parametrize("text", [
+    "\\end{tikzpicture}",                     # code in a heavier font
+    "85 \\immediate\\write\\@bibdataout{%",    # a numbered line of code
+    "The package provides these commands:",   # a lead-in to a list
+    "E(x) = ∫ f(x) dx",                       # a displayed formula
+    "hidelinks 2",                            # an index entry with its page number
+    "author@example.org",
+])
+def test_heavy_lines_that_are_no_headings_stay_text(text):
+    blocks = layout_page(body_with(line(text, 150, 580, 600, stroke=2.2)), W, H)
+    assert kind_of(text, blocks) == "text"
+
+
+def test_a_tall_footnote_sentence_or_formula_is_no_title():
+    """A raised note mark or a formula's integral makes the box taller than a heading's."""
+    for text in ["5 Note that capitalization may differ from the project.", "f(x) = ∑ a_k x^k"]:
+        blocks = layout_page(body_with(line(text, 150, 575, 1200, h=40)), W, H)
+        assert kind_of(text, blocks) == "text"

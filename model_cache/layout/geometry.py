@@ -47,6 +47,7 @@ class LayoutParams:
     fragment_rows: int = 3  # a box gutter with this few rows on one side (a letter heading) may be read across
     title_size: float = 1.25  # a short block set this much larger than the body is a title...
     numbered_title_size: float = 1.1  # ...and a numbered line ("2.4 Results") set this much larger
+    bold_stroke: float = 1.25  # ...and a short block drawn with strokes this much wider than the body's
     table_pieces: int = 3  # a gutter with lines on both sides in this many blank-separated pieces...
     cell_rows: int = 6  # ...none deeper than this many rows, parts table cells, not columns
     sandwich_rows: int = 5  # a gutter this few rows deep between rows that cross it parts fields
@@ -325,7 +326,7 @@ def _joined(a: Item, b: Item) -> Item:
     box = [list(la.box[0]), list(lb.box[1]), list(lb.box[2]), list(la.box[3])]
     glue = f" {LEADER_TEXT} " if la.leader else " "
     line = LayoutLine(la.text + glue + lb.output_text, conf, box, la.origin, la.bullet, lb.leader,
-                      la.font_size, _words(la, lb))
+                      la.font_size, la.stroke, _words(la, lb))
     return Item(line, min(a.x0, b.x0), min(a.y0, b.y0), max(a.x1, b.x1), max(a.y1, b.y1),
                 max(a.h, b.h), a.ids + b.ids, a.leaders + b.leaders + la.leader,
                 (min(a.gx0, b.gx0), max(a.gx1, b.gx1)) if a.ink or b.ink else None)

@@ -10,12 +10,20 @@ import re
 import numpy as np
 
 from model_cache.layout.geometry import Group, Item, LayoutParams
+from model_cache.layout.lines import reads_as_page_numbers
 from outputs.model import BLOCK_KINDS as KINDS
 _CAPTION = re.compile(r"^\s*(figure|fig\.|table|tab\.|listing|algorithm|exhibit|图|表)\s*[\dA-Z一二三四五六七八九十]",
                       re.IGNORECASE)
 # A numbered heading: "3", "2.4", "A.1", "IV." or "Chapter 2" / "第3章" before its words.
 _NUMBERED_HEADING = re.compile(r"^\s*((\d{1,2}|[A-Z])(\.\d{1,2}){0,3}\.?|[IVX]{1,5}\.|(?i:chapter|section|part|appendix)\s+\w+"
                                r"|第\s*[\d一二三四五六七八九十]+\s*[章节部篇])\s+\S")
+_LETTERS = re.compile(r"[^\W\d_]")
+# Relations and operators of a displayed formula, whose tall box or heavy symbols are no heading's.
+_FORMULA = re.compile(r"[=<>≤≥≠≈→←↔⇒∫∑∏√∂∞±×÷]")
+# Code: braces or an at sign (or an e-mail address), or a first word (after a line number) that
+# is a macro, a comment or a directive.
+_CODE = re.compile(r"[{}@]|^\s*(\d+\s+)?[\\%#]")
+_LEAD_IN = (".", ",", ";", ":", "：", "。")  # how a sentence or a lead-in ends, and a heading does not
 _ENDS_IN_PAGE_NUMBER = re.compile(r"(\.\.\.|\s)\s*([0-9]+|[ivxlc]+)\s*$", re.IGNORECASE)
 # A note's mark: a number, a symbol or a circled number, then a space or punctuation; or a
 # number glued to the note's first (capitalised) word, as a raised mark reads from a text layer
@@ -26,6 +34,7 @@ _FOOTNOTE_MARK = re.compile(r"^\s*(\d{1,2}|[*†‡§¶])(\s|[^\w\s])|^\s*\d{1,2
 def assign_kinds(groups: list[Group], page_height: float, h: float, params: LayoutParams) -> None:
     """Set each text group's kind in place (tables and figures keep theirs)."""
     body_h = _body_height(groups, h)
+    body_stroke = _body_stroke(groups)
     for group in groups:
         if group.kind != "text":
             continue
@@ -34,7 +43,8 @@ def assign_kinds(groups: list[Group], page_height: float, h: float, params: Layo
             group.kind = "list"
         elif _CAPTION.match(first.text) and len(group.items) <= 6:
             group.kind = "caption"
-        elif _is_title(group, body_h, params):
+        elif _reads_as_heading(group) and (_is_title(group, body_h, params)
+                                           or _is_bold_heading(group, body_stroke, page_height, params)):
             group.kind = "title"
     _mark_margins(groups, page_height, h, params)
     _mark_footnotes(groups, page_height, body_h)
@@ -58,6 +68,51 @@ def _body_height(groups: list[Group], h: float) -> float:
         if run >= total / 2:
             return size
     return h
+
+
+def _body_stroke(groups: list[Group]) -> float | None:
+    """The body text's stroke width: the one most characters are drawn with (None: unmeasured)."""
+    strokes = sorted((it.line.stroke, len(it.line.text)) for g in groups for it in g.items
+                     if it.line.stroke is not None)
+    total = sum(n for _, n in strokes)
+    run = 0
+    for stroke, n in strokes:
+        run += n
+        if run >= total / 2:
+            return stroke
+    return None
+
+
+def _is_bold_heading(group: Group, body_stroke: float | None, page_height: float, params: LayoutParams) -> bool:
+    """One or two lines drawn heavier than the body text, every one of them (a bold word inside
+    a line leaves the line's weight near the body's), short, below the running head's band and
+    above the foot's, neither a sentence or a lead-in (ending in ".", ":") nor a contents or
+    index entry (ending in a page number): a heading set bold at the body's size."""
+    if body_stroke is None or len(group.items) > 2:
+        return False
+    if any(it.line.stroke is None or it.line.stroke < params.bold_stroke * body_stroke for it in group.items):
+        return False
+    band = params.running_band * page_height
+    if min(it.y0 for it in group.items) < band or max(it.y1 for it in group.items) > page_height - band:
+        return False
+    text = _text(group)
+    entry = _ENDS_IN_PAGE_NUMBER.search(text) and not _NUMBERED_HEADING.match(text)
+    return (len(text) <= 100 and len(_LETTERS.findall(text)) >= 2 and not text.endswith(_LEAD_IN)
+            and not entry and not reads_as_page_numbers(group.items[-1].line.text))
+
+
+def _reads_as_heading(group: Group) -> bool:
+    """Could the block's words be a heading at all: a letter in them, no formula (whose tall
+    box or heavy symbols are no heading's), no line of code ("\\end{figure}", "% note"), and no
+    numbered sentence (a footnote whose raised mark makes its box tall)?"""
+    text = _text(group)
+    if not _LETTERS.search(text) or _FORMULA.search(text) or _CODE.search(text):
+        return False
+    return not (_NUMBERED_HEADING.match(text) and text.endswith("."))
+
+
+def _text(group: Group) -> str:
+    return " ".join(it.line.output_text for it in group.items).strip()
 
 
 def _is_title(group: Group, body_h: float, params: LayoutParams) -> bool:

@@ -3,8 +3,8 @@
 Every engine hands the stage the same thing: the lines it read (text, confidence, box in
 pixels of the upright page) and what it knows about them beyond the text, as fields rather
 than markers in the text: a list bullet that leads the line, a dot leader that joins it to
-the next line on its row, the height of its font where known, and whether it came from OCR
-or from the PDF's own text layer.
+the next line on its row, the height of its font where known, how heavy its type is where
+measured, and whether it came from OCR or from the PDF's own text layer.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ class LayoutLine:
     bullet: str | None = None  # the list bullet leading the line (read, or found in the pixels)
     leader: bool = False  # a dot leader runs from this line to the next line on its row
     font_size: float | None = None  # the font's size in pixels where known (text layer)
+    stroke: float | None = None  # the mean width of its strokes in pixels, where measured (OCR)
     words: list[Word] | None = None
     joined: Joined | None = None
 

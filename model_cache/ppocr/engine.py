@@ -72,6 +72,7 @@ from model_cache.ppocr import nets
 from model_cache.ppocr.skew import text_skew
 from model_cache.ppocr.spacing import gutter_spaces, ink_columns, verify_spaces
 from model_cache.ppocr.stray_glyphs import without_stray_glyphs
+from model_cache.ppocr.strokes import with_strokes
 from model_cache.ppocr.words import recognised_line
 from model_cache.turns import Turns
 from outputs.model import Line, PageResult
@@ -289,6 +290,7 @@ class PPOCREngine:
         upright = rotate_image(rgb, page.rotation)
         lines = with_leaders(upright, with_bullets(upright, without_stray_glyphs(page.lines)),
                              lambda boxes: self._read_boxes(upright, boxes))
+        lines = with_strokes(upright, lines)
         figures, rules = non_text(upright, lines)
         skew = text_skew(upright, lines)
         timings["annotate"] = time.perf_counter() - mark
