@@ -4,6 +4,7 @@ lines the PDF sets larger than its body text?
 
     PAGERUNNER_LAYOUT_LINES=/work/corpus/lines python benchmarks/corpus_headings.py --halves tune check
     PAGERUNNER_LAYOUT_LINES=/work/corpus/lines python benchmarks/corpus_headings.py --halves tune --misses 40
+    python benchmarks/corpus_headings.py --halves tune check --lines textlayer   # pages read from their text layer
 
 The truth comes from each page's text layer, never from a list of documents:
 - characters are cut into segments as `corpus_layout` cuts them (one baseline, no gap wider than
@@ -14,7 +15,8 @@ The truth comes from each page's text layer, never from a list of documents:
 - the body size is the size most of the page's characters are set in, code (fixed-pitch
   fonts) left out where the page has prose too;
 - a heading is a line with a letter, outside the running-head bands (top 7 %, bottom 8 %), no
-  contents entry (a page number after leader dots or a gap wider than an em), and either of
+  contents entry (a page number after leader dots or a gap wider than an em), no caption's
+  first line ("Figure 2:", which pagerunner marks `caption`), and either of
   up to 150 characters set at least `--ratio` (1.15) times the body size, or of up to 100
   characters all bold (nine in ten; the font's flag, weight or name: cmbx, Bold) at the body's
   size or larger, and not code (fixed pitch).
@@ -42,7 +44,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from corpus_layout import font_style  # noqa: E402
+from corpus_layout import CAPTION, font_style  # noqa: E402
 from runner.evaluation.metrics import levenshtein, normalize  # noqa: E402
 
 RUNNING_TOP, RUNNING_BOTTOM = 0.07, 0.92
@@ -161,7 +163,7 @@ def truth_headings(page, ratio: float, most: float = 1 / 3) -> list[str] | None:
         bold = len(line) <= 100 and _size(line) >= 0.95 * body and _bold_prose(line)
         if ((larger or bold) and any(c.ch.isalpha() for c in line)
                 and top > RUNNING_TOP * height and bottom < RUNNING_BOTTOM * height
-                and not _contents_entry(line)):
+                and not _contents_entry(line) and not CAPTION.match(text)):
             out.append(text)
     return out
 
@@ -213,6 +215,19 @@ def title_lines(result) -> list[str]:
     return [line.text for block in result.blocks if block.kind == "title" for line in block.lines]
 
 
+def textlayer_titles(corpus: Path, record: dict) -> list[str]:
+    """The title lines of the page read from its own text layer (`--text-layer` on)."""
+    import pypdfium2 as pdfium
+
+    from model_cache.textlayer import extract_text_layer
+    pdf = pdfium.PdfDocument(str(corpus / "pdfs" / record["package"] / record["pdf"]))
+    try:
+        blocks = extract_text_layer(pdf[record["page"] - 1], 200 / 72).blocks
+    finally:
+        pdf.close()
+    return [line.text for block in blocks if block.kind == "title" for line in block.lines]
+
+
 def page_truth(corpus: Path, record: dict, ratio: float) -> list[str] | None:
     import pypdfium2 as pdfium
     pdf = pdfium.PdfDocument(str(corpus / "pdfs" / record["package"] / record["pdf"]))
@@ -250,6 +265,8 @@ def main() -> int:
     parser.add_argument("--halves", nargs="+", choices=("tune", "check"), default=["tune"])
     parser.add_argument("--copies", nargs="+", choices=("born", "scan"), default=["born", "scan"])
     parser.add_argument("--ratio", type=float, default=1.15, help="a heading's size over the body's")
+    parser.add_argument("--lines", choices=("ocr", "textlayer"), default="ocr", help="titles of the page "
+                        "images' OCR (replayed where PAGERUNNER_LAYOUT_LINES holds them), or of the text layer")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--misses", type=int, default=0, help="list this many pages with wrong or "
                         "missed headings per set (tuning half only: the checking half is read as numbers)")
@@ -260,7 +277,7 @@ def main() -> int:
 
     from model_cache.engine import EngineOptions
     from model_cache.ppocr.engine import create_engine
-    engine = create_engine(EngineOptions(threads=args.threads))
+    engine = create_engine(EngineOptions(threads=args.threads)) if args.lines == "ocr" else None
     records = {}
     for line in (args.corpus / "pages.jsonl").read_text(encoding="utf-8").splitlines():
         if line.strip():
@@ -273,12 +290,15 @@ def main() -> int:
         print(f"\n{half} half: {sum(t is None for t in truths.values())} of {len(mine)} pages have two body sizes "
               "and are left out")
         mine = [r for r in mine if truths[r["id"]] is not None]
-        for copy in args.copies:
+        for copy in args.copies if engine is not None else ("text layer",):
             scores = {}
             for record in mine:
-                with Image.open(args.corpus / record[copy]) as image:
-                    result = engine.ocr(image)
-                scores[record["id"]] = s = score_page(truths[record["id"]], title_lines(result))
+                if engine is None:
+                    titles = textlayer_titles(args.corpus, record)
+                else:
+                    with Image.open(args.corpus / record[copy]) as image:
+                        titles = title_lines(engine.ocr(image))
+                scores[record["id"]] = s = score_page(truths[record["id"]], titles)
                 if args.verbose:
                     print(f"{record['id']}\t{record['category']}\t{len(s.truth)}\t{sum(s.found)}\t"
                           f"{len(s.titles)}\t{sum(s.right)}", flush=True)

@@ -51,7 +51,7 @@ LAYOUT_TAGS = ("one-column", "two-column", "three-column", "unequal-columns", "s
 CATEGORY_ORDER = ("vertical", "slides", "three-column", "spanning", "two-column", "margin-notes",
                   "toc", "table", "code", "figure", "footnote", "one-column")
 
-_CAPTION = re.compile(r"^\s*(Figure|Fig\.|Table|Listing|Abbildung|Tabelle|图|表)\s*[0-9０-９IVX一二三四五六七八九十]")
+CAPTION = re.compile(r"^\s*(Figure|Fig\.|Table|Listing|Abbildung|Tabelle|图|表)\s*[0-9０-９IVX一二三四五六七八九十]")
 _TOC_LINE = re.compile(r"(\.\s*){3,}\s*[0-9ivxlc]+\s*$|\S\s{2,}[0-9ivxlc]+\s*$|[\u2026]\s*\d+\s*$")
 _MONO_NAME = re.compile(r"cmtt|mono|courier|typewriter|code|consol|inconsolata|tt\d|txtt|beramono|"
                         r"sfmono|menlo|fira ?mono|dejavusansmono|lmtt|nimbusmono", re.I)
@@ -128,7 +128,7 @@ def analyse_page(page) -> PageLayout:
         tags.append("figure")
     if {"two-column", "three-column"} & set(tags) and _spanning(body, gutters, figure_boxes, widths):
         tags.append("spanning")
-    if any(_CAPTION.match(s.text) for s in segments):
+    if any(CAPTION.match(s.text) for s in segments):
         tags.append("caption")
     if _has_table(body, width):
         tags.append("table")

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import ctypes
+import re
+
 import numpy as np
 
 from model_cache.layout import TEXT_LAYER, from_line, layout_page
@@ -35,9 +38,9 @@ class TextLayer:
     image_coverage: float  # share of the page area covered by image objects (0..1)
     invisible_chars: int = 0  # non-space characters drawn invisibly (an OCR layer over a scan)
     page_size: tuple[float, float] = (0.0, 0.0)  # width, height in pixels at the extraction scale
-    font_sizes: list[float | None] = field(default_factory=list)  # per line, pixels (None: unknown)
+    fonts: list[LineFont] = field(default_factory=list)  # per line
     # per line, its rows on the page where PDFium joined it over a line-end hyphen (else empty)
-    rows: list[list[tuple[Line, float | None]]] = field(default_factory=list)
+    rows: list[list[Typed]] = field(default_factory=list)
 
     @property
     def visible_chars(self) -> int:
@@ -60,15 +63,15 @@ class TextLayer:
         """The layout stage's input: one line per row on the page. A line PDFium joined over a
         line-end hyphen is laid out as its rows (one box two rows high reads as larger type and
         would end its paragraph) and comes back whole (model_cache.layout.lines.output_lines)."""
-        sizes = self.font_sizes or [None] * len(self.lines)
+        fonts = self.fonts or [LineFont()] * len(self.lines)
         rows = self.rows or [[] for _ in self.lines]
         out: list[LayoutLine] = []
-        for line, size, parts in zip(self.lines, sizes, rows):
+        for line, font, parts in zip(self.lines, fonts, rows):
             if not parts:
-                out.append(from_line(line, TEXT_LAYER, size))
+                out.append(from_line(line, TEXT_LAYER, font.size, font.bold))
                 continue
-            for k, (part, part_size) in enumerate(parts):
-                laid = from_line(part, TEXT_LAYER, part_size)
+            for k, (part, part_font) in enumerate(parts):
+                laid = from_line(part, TEXT_LAYER, part_font.size, part_font.bold)
                 laid.joined = Joined(line, k, len(parts))
                 out.append(laid)
         return out
@@ -96,7 +99,7 @@ def extract_text_layer(page, scale: float) -> TextLayer:
     if page.get_rotation() % 180:
         width, height = height, width
     return TextLayer([ln for ln, _, _ in sized], nonspace, bad, _image_coverage(page), invisible,
-                     (width * scale, height * scale), [size for _, size, _ in sized],
+                     (width * scale, height * scale), [font for _, font, _ in sized],
                      [rows for _, _, rows in sized])
 
 
@@ -115,13 +118,45 @@ def _invisible_chars(textpage, text: str) -> int:
     return count
 
 
-Sized = tuple[Line, float | None]
+@dataclass(frozen=True)
+class LineFont:
+    """What the text layer says of a line's type: its median font size in pixels, and whether
+    nine in ten of its characters are set in a bold font (None: unknown)."""
+    size: float | None = None
+    bold: bool | None = None
 
 
-def _lines(textpage, text: str, to_pixels, scale: float) -> list[tuple[Line, float | None, list[Sized]]]:
-    """The page's lines as PDFium reads them, each with its font size and, where PDFium joined
-    it over line-end hyphens, its rows (cut after each such hyphen)."""
-    lines: list[tuple[Line, float | None, list[Sized]]] = []
+Typed = tuple[Line, LineFont]
+# A bold face by its name: Bold, Black, Heavy, Semibold, Demi; TeX's cmbx / lmbx (bold extended).
+_BOLD_NAME = re.compile(r"bold|black|heavy|demi|cmbx|cmssbx|lmbx", re.IGNORECASE)
+_FORCE_BOLD = 1 << 18  # the PDF font descriptor's ForceBold flag
+
+
+class FontStyles:
+    """Which fonts of a text page are bold (their weight, ForceBold flag or name), cached by name."""
+
+    def __init__(self, textpage) -> None:
+        self.textpage = textpage
+        self.bold: dict[bytes, bool] = {}
+        self.buffer = ctypes.create_string_buffer(256)
+        self.flags = ctypes.c_int(0)
+
+    def is_bold(self, index: int) -> bool:
+        import pypdfium2.raw as pdfium_c
+
+        length = pdfium_c.FPDFText_GetFontInfo(self.textpage.raw, index, self.buffer, 256, ctypes.byref(self.flags))
+        name = self.buffer.raw[:max(0, length - 1)]
+        if name not in self.bold:
+            self.bold[name] = (bool(self.flags.value & _FORCE_BOLD) or bool(_BOLD_NAME.search(name.decode("latin-1")))
+                               or pdfium_c.FPDFText_GetFontWeight(self.textpage.raw, index) >= 600)
+        return self.bold[name]
+
+
+def _lines(textpage, text: str, to_pixels, scale: float) -> list[tuple[Line, LineFont, list[Typed]]]:
+    """The page's lines as PDFium reads them, each with its font and, where PDFium joined it
+    over line-end hyphens, its rows (cut after each such hyphen)."""
+    styles = FontStyles(textpage)
+    lines: list[tuple[Line, LineFont, list[Typed]]] = []
     start = 0
     for index in range(len(text) + 1):
         if index < len(text) and text[index] not in "\r\n":
@@ -130,10 +165,10 @@ def _lines(textpage, text: str, to_pixels, scale: float) -> list[tuple[Line, flo
             line = _line(textpage, text, start, index, to_pixels)
             if line is not None:
                 cuts = _cuts(text, start, index)
-                rows = _rows(textpage, text, start, index, cuts, to_pixels, scale) if cuts else []
+                rows = _rows(textpage, text, start, index, cuts, to_pixels, scale, styles) if cuts else []
                 if rows:
                     line.breaks = _breaks(text, start, index, cuts)
-                lines.append((line, _font_size(textpage, start, index, scale), rows))
+                lines.append((line, _line_font(textpage, text, start, index, scale, styles), rows))
         start = index + 1
     return lines
 
@@ -143,13 +178,14 @@ def _cuts(text: str, start: int, end: int) -> list[int]:
     return [i + 1 for i in range(start, end) if text[i] in _JOINED_HYPHENS]
 
 
-def _rows(textpage, text: str, start: int, end: int, cuts: list[int], to_pixels, scale: float) -> list[Sized]:
+def _rows(textpage, text: str, start: int, end: int, cuts: list[int], to_pixels, scale: float,
+          styles: FontStyles) -> list[Typed]:
     """A line's pieces cut at `cuts`, where there are at least two with text."""
-    rows: list[Sized] = []
+    rows: list[Typed] = []
     for a, b in zip([start, *cuts], [*cuts, end]):
         line = _line(textpage, text, a, b, to_pixels)
         if line is not None:
-            rows.append((line, _font_size(textpage, a, b, scale)))
+            rows.append((line, _line_font(textpage, text, a, b, scale, styles)))
     return rows if len(rows) >= 2 else []
 
 
@@ -199,13 +235,27 @@ def _bounds(points: list) -> Box:
     return [[x0, y0], [x1, y0], [x1, y1], [x0, y1]]
 
 
-def _font_size(textpage, start: int, end: int, scale: float) -> float | None:
-    """The median font size of a line's characters, in pixels (None if PDFium knows none)."""
+def _line_font(textpage, text: str, start: int, end: int, scale: float, styles: FontStyles) -> LineFont:
+    """The median font size of a line's characters in pixels (a font's size times its text
+    matrix's scale: some PDFs set every font at 1 pt and scale the matrix), and whether its
+    characters are bold."""
     import pypdfium2.raw as pdfium_c
 
-    sizes = sorted(pdfium_c.FPDFText_GetFontSize(textpage.raw, i) for i in range(start, end))
-    sizes = [s for s in sizes if s > 0]
-    return sizes[len(sizes) // 2] * scale if sizes else None
+    sizes, bold, counted = [], 0, 0
+    matrix = pdfium_c.FS_MATRIX()
+    for i in range(start, end):
+        if text[i].isspace():
+            continue
+        size = pdfium_c.FPDFText_GetFontSize(textpage.raw, i)
+        if size > 0:
+            if pdfium_c.FPDFText_GetMatrix(textpage.raw, i, matrix):
+                size *= abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5
+            sizes.append(size)
+        counted += 1
+        bold += styles.is_bold(i)
+    sizes.sort()
+    return LineFont(sizes[len(sizes) // 2] * scale if sizes else None,
+                    bold >= 0.9 * counted if counted else None)
 
 
 def _pixel_transform(page, scale: float):

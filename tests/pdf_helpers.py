@@ -11,14 +11,16 @@ from PIL import Image
 
 
 def add_text(doc, page, text: str, x: float, y: float, size: float = 12.0, invisible: bool = False,
-             font: str = "Helvetica") -> None:
+             font: str = "Helvetica", scale: float = 1.0) -> None:
+    """`text` at (x, y) in `font` at `size` points; `scale` > 1 draws it larger by its matrix
+    instead (a PDF that sets every font at 1 pt does so)."""
     obj = pdfium_c.FPDFPageObj_NewTextObj(doc.raw, font.encode(), ctypes.c_float(size))
     encoded = (text + "\0").encode("utf-16-le")
     buffer = ctypes.create_string_buffer(encoded, len(encoded))
     pdfium_c.FPDFText_SetText(obj, ctypes.cast(buffer, ctypes.POINTER(pdfium_c.FPDF_WCHAR)))
     if invisible:
         pdfium_c.FPDFTextObj_SetTextRenderMode(obj, pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE)
-    pdfium_c.FPDFPageObj_Transform(obj, 1, 0, 0, 1, x, y)
+    pdfium_c.FPDFPageObj_Transform(obj, scale, 0, 0, scale, x, y)
     pdfium_c.FPDFPage_InsertObject(page.raw, obj)
 
 

@@ -355,6 +355,9 @@ def test_a_heading_set_bold_at_the_body_size_is_a_title(heading):
     "The package provides these commands:",   # a lead-in to a list
     "E(x) = ∫ f(x) dx",                       # a displayed formula
     "hidelinks 2",                            # an index entry with its page number
+    "7 Getting Obsessed 5",                   # a bold contents entry
+    "p.lineTo(xcenter, 1.5*inch)",            # a method call
+    "from reportlab.lib.units import inch",   # an import
     "author@example.org",
 ])
 def test_heavy_lines_that_are_no_headings_stay_text(text):

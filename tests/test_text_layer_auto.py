@@ -123,3 +123,29 @@ def test_markdown_mends_a_text_layer_word_hyphenated_at_a_line_end(tmp_path):
     text = (out / "maint-guide.en.p5-9.txt").read_text(encoding="utf-8")
     assert "needed for development." in markdown and "devel-opment" not in markdown
     assert "devel-opment" in text
+
+
+def test_a_text_layers_headings_come_from_its_fonts_sizes_and_weights(tmp_path):
+    """A heading set bold at the body's size, and one drawn larger by its text matrix only (its
+    font at 1 pt), are titles; the body and a bold contents entry are not."""
+    from model_cache.textlayer import extract_text_layer
+    doc = pdfium.PdfDocument.new()
+    page = doc.new_page(595, 842)
+    add_text(doc, page, "2.1 Bold run at body size", 60, 720, size=10, font="Helvetica-Bold")
+    for k in range(12):
+        add_text(doc, page, f"body text line {k} with enough words for a paragraph", 60, 695 - 13 * k, size=10)
+    add_text(doc, page, "Scaled Heading", 60, 520, size=1, scale=15)
+    for k in range(12):
+        add_text(doc, page, f"more body text {k} with enough words for a paragraph", 60, 490 - 13 * k, size=1, scale=10)
+    add_text(doc, page, "7 Getting Obsessed 5", 60, 300, size=10, font="Helvetica-Bold")
+    page.gen_content()
+    path = tmp_path / "fonts.pdf"
+    doc.save(str(path))
+    pdf = pdfium.PdfDocument(str(path))
+    try:
+        layer = extract_text_layer(pdf[0], 200 / 72)
+    finally:
+        pdf.close()
+    assert [f.bold for f in layer.fonts[:2]] == [True, False]
+    titles = [b.text for b in layer.blocks if b.kind == "title"]
+    assert titles == ["2.1 Bold run at body size", "Scaled Heading"]

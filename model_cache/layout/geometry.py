@@ -326,7 +326,7 @@ def _joined(a: Item, b: Item) -> Item:
     box = [list(la.box[0]), list(lb.box[1]), list(lb.box[2]), list(la.box[3])]
     glue = f" {LEADER_TEXT} " if la.leader else " "
     line = LayoutLine(la.text + glue + lb.output_text, conf, box, la.origin, la.bullet, lb.leader,
-                      la.font_size, la.stroke, _words(la, lb))
+                      la.font_size, la.stroke, la.bold, _words(la, lb))
     return Item(line, min(a.x0, b.x0), min(a.y0, b.y0), max(a.x1, b.x1), max(a.y1, b.y1),
                 max(a.h, b.h), a.ids + b.ids, a.leaders + b.leaders + la.leader,
                 (min(a.gx0, b.gx0), max(a.gx1, b.gx1)) if a.ink or b.ink else None)

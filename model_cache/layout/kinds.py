@@ -20,9 +20,9 @@ _NUMBERED_HEADING = re.compile(r"^\s*((\d{1,2}|[A-Z])(\.\d{1,2}){0,3}\.?|[IVX]{1
 _LETTERS = re.compile(r"[^\W\d_]")
 # Relations and operators of a displayed formula, whose tall box or heavy symbols are no heading's.
 _FORMULA = re.compile(r"[=<>≤≥≠≈→←↔⇒∫∑∏√∂∞±×÷]")
-# Code: braces or an at sign (or an e-mail address), or a first word (after a line number) that
-# is a macro, a comment or a directive.
-_CODE = re.compile(r"[{}@]|^\s*(\d+\s+)?[\\%#]")
+# Code: braces or an at sign (or an e-mail address), a method call ("p.lineTo("), an import, or
+# a first word (after a line number) that is a macro, a comment or a directive.
+_CODE = re.compile(r"[{}@]|\w\.\w+\(|^\s*(from\s+[\w.]+\s+)?import\s+\w|^\s*(\d+\s+)?[\\%#]")
 _LEAD_IN = (".", ",", ";", ":", "：", "。")  # how a sentence or a lead-in ends, and a heading does not
 _ENDS_IN_PAGE_NUMBER = re.compile(r"(\.\.\.|\s)\s*([0-9]+|[ivxlc]+)\s*$", re.IGNORECASE)
 # A note's mark: a number, a symbol or a circled number, then a space or punctuation; or a
@@ -84,21 +84,26 @@ def _body_stroke(groups: list[Group]) -> float | None:
 
 
 def _is_bold_heading(group: Group, body_stroke: float | None, page_height: float, params: LayoutParams) -> bool:
-    """One or two lines drawn heavier than the body text, every one of them (a bold word inside
-    a line leaves the line's weight near the body's), short, below the running head's band and
+    """One or two lines drawn bold, every one of them (a bold word inside a line leaves the
+    line's weight near the body's), short, below the running head's band and
     above the foot's, neither a sentence or a lead-in (ending in ".", ":") nor a contents or
     index entry (ending in a page number): a heading set bold at the body's size."""
-    if body_stroke is None or len(group.items) > 2:
-        return False
-    if any(it.line.stroke is None or it.line.stroke < params.bold_stroke * body_stroke for it in group.items):
+    if len(group.items) > 2 or not all(_drawn_bold(it, body_stroke, params) for it in group.items):
         return False
     band = params.running_band * page_height
     if min(it.y0 for it in group.items) < band or max(it.y1 for it in group.items) > page_height - band:
         return False
     text = _text(group)
-    entry = _ENDS_IN_PAGE_NUMBER.search(text) and not _NUMBERED_HEADING.match(text)
     return (len(text) <= 100 and len(_LETTERS.findall(text)) >= 2 and not text.endswith(_LEAD_IN)
-            and not entry and not reads_as_page_numbers(group.items[-1].line.text))
+            and not _ENDS_IN_PAGE_NUMBER.search(text) and not reads_as_page_numbers(group.items[-1].line.text))
+
+
+def _drawn_bold(it: Item, body_stroke: float | None, params: LayoutParams) -> bool:
+    """Set in a bold font, as the text layer says, or drawn with strokes `bold_stroke` times the
+    body's."""
+    if it.line.bold is not None:
+        return it.line.bold
+    return body_stroke is not None and it.line.stroke is not None and it.line.stroke >= params.bold_stroke * body_stroke
 
 
 def _reads_as_heading(group: Group) -> bool:

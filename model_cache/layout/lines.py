@@ -3,8 +3,8 @@
 Every engine hands the stage the same thing: the lines it read (text, confidence, box in
 pixels of the upright page) and what it knows about them beyond the text, as fields rather
 than markers in the text: a list bullet that leads the line, a dot leader that joins it to
-the next line on its row, the height of its font where known, how heavy its type is where
-measured, and whether it came from OCR or from the PDF's own text layer.
+the next line on its row, the height of its font where known, how heavy its type is (its
+strokes' width measured in the pixels, or the text layer's bold font), and whether it came from OCR or from the PDF's own text layer.
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ class LayoutLine:
     leader: bool = False  # a dot leader runs from this line to the next line on its row
     font_size: float | None = None  # the font's size in pixels where known (text layer)
     stroke: float | None = None  # the mean width of its strokes in pixels, where measured (OCR)
+    bold: bool | None = None  # set in a bold font, where known (text layer)
     words: list[Word] | None = None
     joined: Joined | None = None
 
@@ -100,11 +101,12 @@ def split_bullet(text: str) -> tuple[str | None, str]:
     return None, text
 
 
-def from_line(line: Line, origin: str = OCR, font_size: float | None = None) -> LayoutLine:
+def from_line(line: Line, origin: str = OCR, font_size: float | None = None,
+              bold: bool | None = None) -> LayoutLine:
     """A line as read, its leading bullet (if any) taken out of the text into the annotation."""
     bullet, text = split_bullet(line.text)
     return LayoutLine(text, line.conf, [list(p) for p in line.box], origin, bullet,
-                      font_size=font_size, words=line.words)
+                      font_size=font_size, bold=bold, words=line.words)
 
 
 def with_bullet(line: LayoutLine, bullet: str, box: Box) -> LayoutLine:
