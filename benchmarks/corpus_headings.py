@@ -16,7 +16,8 @@ The truth comes from each page's text layer, never from a list of documents:
   fonts) left out where the page has prose too;
 - a heading is a line with a letter, outside the running-head bands (top 7 %, bottom 8 %), no
   contents entry (a page number after leader dots or a gap wider than an em), no caption's
-  first line ("Figure 2:", which pagerunner marks `caption`), and either of
+  first line ("Figure 2:", which pagerunner marks `caption`), no address (e-mail, web), and
+  either of
   up to 150 characters set at least `--ratio` (1.15) times the body size, or of up to 100
   characters all bold (nine in ten; the font's flag, weight or name: cmbx, Bold) at the body's
   size or larger, and not code (fixed pitch).
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 import time
@@ -48,6 +50,7 @@ from corpus_layout import CAPTION, font_style  # noqa: E402
 from runner.evaluation.metrics import levenshtein, normalize  # noqa: E402
 
 RUNNING_TOP, RUNNING_BOTTOM = 0.07, 0.92
+_ADDRESS = re.compile(r"@|:\s*/\s*/|\bwww\s*\.")
 
 
 @dataclass
@@ -163,7 +166,7 @@ def truth_headings(page, ratio: float, most: float = 1 / 3) -> list[str] | None:
         bold = len(line) <= 100 and _size(line) >= 0.95 * body and _bold_prose(line)
         if ((larger or bold) and any(c.ch.isalpha() for c in line)
                 and top > RUNNING_TOP * height and bottom < RUNNING_BOTTOM * height
-                and not _contents_entry(line) and not CAPTION.match(text)):
+                and not _contents_entry(line) and not CAPTION.match(text) and not _ADDRESS.search(text)):
             out.append(text)
     return out
 

@@ -359,6 +359,7 @@ def test_a_heading_set_bold_at_the_body_size_is_a_title(heading):
     "p.lineTo(xcenter, 1.5*inch)",            # a method call
     "from reportlab.lib.units import inch",   # an import
     "author@example.org",
+    "www.internetmarke.de",
 ])
 def test_heavy_lines_that_are_no_headings_stay_text(text):
     blocks = layout_page(body_with(line(text, 150, 580, 600, stroke=2.2)), W, H)
@@ -370,3 +371,13 @@ def test_a_tall_footnote_sentence_or_formula_is_no_title():
     for text in ["5 Note that capitalization may differ from the project.", "f(x) = ∑ a_k x^k"]:
         blocks = layout_page(body_with(line(text, 150, 575, 1200, h=40)), W, H)
         assert kind_of(text, blocks) == "text"
+
+
+def test_a_bold_heading_at_the_top_of_the_text_is_a_title_but_a_bold_running_head_is_not():
+    """Both stand in the page's top band; only the heading has a block (the running head) above it."""
+    head = line("3.2 Ready lens settings", 150, 60, 700, stroke=2.2)
+    heading = line("3.1.1 Object on the right", 150, 150, 700, stroke=2.2)
+    body = [line("w " * 40, 150, 230 + 40 * k, 1500, stroke=1.4) for k in range(12)]
+    blocks = layout_page([head, heading] + body, W, H)
+    assert kind_of("3.1.1 Object on the right", blocks) == "title"
+    assert kind_of("3.2 Ready lens settings", blocks) != "title"

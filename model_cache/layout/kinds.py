@@ -20,9 +20,10 @@ _NUMBERED_HEADING = re.compile(r"^\s*((\d{1,2}|[A-Z])(\.\d{1,2}){0,3}\.?|[IVX]{1
 _LETTERS = re.compile(r"[^\W\d_]")
 # Relations and operators of a displayed formula, whose tall box or heavy symbols are no heading's.
 _FORMULA = re.compile(r"[=<>≤≥≠≈→←↔⇒∫∑∏√∂∞±×÷]")
-# Code: braces or an at sign (or an e-mail address), a method call ("p.lineTo("), an import, or
-# a first word (after a line number) that is a macro, a comment or a directive.
-_CODE = re.compile(r"[{}@]|\w\.\w+\(|^\s*(from\s+[\w.]+\s+)?import\s+\w|^\s*(\d+\s+)?[\\%#]")
+# Code or an address: braces, an at sign (an e-mail address), a web address, a method call
+# ("p.lineTo("), an import, or a first word (after a line number) that is a macro, a comment or a
+# directive.
+_CODE = re.compile(r"[{}@]|://|\bwww\.|\w\.\w+\(|^\s*(from\s+[\w.]+\s+)?import\s+\w|^\s*(\d+\s+)?[\\%#]")
 _LEAD_IN = (".", ",", ";", ":", "：", "。")  # how a sentence or a lead-in ends, and a heading does not
 _ENDS_IN_PAGE_NUMBER = re.compile(r"(\.\.\.|\s)\s*([0-9]+|[ivxlc]+)\s*$", re.IGNORECASE)
 # A note's mark: a number, a symbol or a circled number, then a space or punctuation; or a
@@ -43,8 +44,10 @@ def assign_kinds(groups: list[Group], page_height: float, h: float, params: Layo
             group.kind = "list"
         elif _CAPTION.match(first.text) and len(group.items) <= 6:
             group.kind = "caption"
-        elif _reads_as_heading(group) and (_is_title(group, body_h, params)
-                                           or _is_bold_heading(group, body_stroke, page_height, params)):
+        elif _reads_as_heading(group) and (
+                _is_title(group, body_h, params)
+                or (_is_bold_heading(group, body_stroke, params)
+                    and not _running(group, groups, page_height, params))):
             group.kind = "title"
     _mark_margins(groups, page_height, h, params)
     _mark_footnotes(groups, page_height, body_h)
@@ -83,15 +86,25 @@ def _body_stroke(groups: list[Group]) -> float | None:
     return None
 
 
-def _is_bold_heading(group: Group, body_stroke: float | None, page_height: float, params: LayoutParams) -> bool:
-    """One or two lines drawn bold, every one of them (a bold word inside a line leaves the
-    line's weight near the body's), short, below the running head's band and
-    above the foot's, neither a sentence or a lead-in (ending in ".", ":") nor a contents or
-    index entry (ending in a page number): a heading set bold at the body's size."""
-    if len(group.items) > 2 or not all(_drawn_bold(it, body_stroke, params) for it in group.items):
-        return False
+def _running(group: Group, groups: list[Group], page_height: float, params: LayoutParams) -> bool:
+    """Could the block be a running head or foot: inside the top band with no block above it,
+    or inside the bottom band with none below it? (A section's heading at the top of the text
+    has the running head above it.)"""
     band = params.running_band * page_height
-    if min(it.y0 for it in group.items) < band or max(it.y1 for it in group.items) > page_height - band:
+    top, bottom = min(it.y0 for it in group.items), max(it.y1 for it in group.items)
+    if top < band:
+        return not any(it.y1 <= top for g in groups if g is not group for it in g.items)
+    if bottom > page_height - band:
+        return not any(it.y0 >= bottom for g in groups if g is not group for it in g.items)
+    return False
+
+
+def _is_bold_heading(group: Group, body_stroke: float | None, params: LayoutParams) -> bool:
+    """One or two lines drawn bold, every one of them (a bold word inside a line leaves the
+    line's weight near the body's), short, neither a sentence or a lead-in (ending in ".", ":")
+    nor a contents or index entry (ending in a page number): a heading set bold at the body's
+    size."""
+    if len(group.items) > 2 or not all(_drawn_bold(it, body_stroke, params) for it in group.items):
         return False
     text = _text(group)
     return (len(text) <= 100 and len(_LETTERS.findall(text)) >= 2 and not text.endswith(_LEAD_IN)
