@@ -60,29 +60,25 @@ def _size(it: Item) -> float:
 
 def _body_height(groups: list[Group], h: float) -> float:
     """The body text's size: the size most characters are set in."""
-    sizes = [(_size(it), len(it.line.text)) for g in groups for it in g.items]
-    if not sizes:
-        return h
-    order = sorted(sizes)
-    total = sum(n for _, n in order)
-    run = 0
-    for size, n in order:
-        run += n
-        if run >= total / 2:
-            return size
-    return h
+    size = _most_characters([(_size(it), len(it.line.text)) for g in groups for it in g.items])
+    return h if size is None else size
 
 
 def _body_stroke(groups: list[Group]) -> float | None:
     """The body text's stroke width: the one most characters are drawn with (None: unmeasured)."""
-    strokes = sorted((it.line.stroke, len(it.line.text)) for g in groups for it in g.items
-                     if it.line.stroke is not None)
-    total = sum(n for _, n in strokes)
+    return _most_characters([(it.line.stroke, len(it.line.text)) for g in groups for it in g.items
+                             if it.line.stroke is not None])
+
+
+def _most_characters(values: list[tuple[float, int]]) -> float | None:
+    """The median of (value, characters) pairs, each value counted once per character."""
+    order = sorted(values)
+    total = sum(n for _, n in order)
     run = 0
-    for stroke, n in strokes:
+    for value, n in order:
         run += n
         if run >= total / 2:
-            return stroke
+            return value
     return None
 
 
