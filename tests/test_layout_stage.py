@@ -381,3 +381,17 @@ def test_a_bold_heading_at_the_top_of_the_text_is_a_title_but_a_bold_running_hea
     blocks = layout_page([head, heading] + body, W, H)
     assert kind_of("3.1.1 Object on the right", blocks) == "title"
     assert kind_of("3.2 Ready lens settings", blocks) != "title"
+
+
+def test_a_bold_heading_set_tight_over_its_lines_is_a_title_of_its_own():
+    """No blank line under it, and as wide as the lines under it (a changes list under its
+    author's name, a heading in a narrow column): the bold line alone is the title; a bold
+    first line that reads as a sentence is not."""
+    above = [line("w " * 12, 150, 300 + 40 * k, 560, stroke=1.4) for k in range(6)]
+    rest = [f"added text {k} and more words to fill" for k in range(4)]
+    for first, kind in [("Changes by green author", "title"), ("Note that the class sets these.", "text")]:
+        para = [line(first, 150, 580, 560, stroke=2.2)]
+        para += [line(text, 150, 620 + 40 * k, 560, stroke=1.4) for k, text in enumerate(rest)]
+        blocks = layout_page(above + para, W, H)
+        assert order(blocks)[-5:] == [first] + rest
+        assert [b.kind for b in blocks if first in b.text] == [kind]

@@ -33,9 +33,11 @@ _FOOTNOTE_MARK = re.compile(r"^\s*(\d{1,2}|[*†‡§¶])(\s|[^\w\s])|^\s*\d{1,2
 
 
 def assign_kinds(groups: list[Group], page_height: float, h: float, params: LayoutParams) -> None:
-    """Set each text group's kind in place (tables and figures keep theirs)."""
+    """Set each text group's kind in place (tables and figures keep theirs), a bold heading set
+    tight over its lines first split off its block."""
     body_h = _body_height(groups, h)
     body_stroke = _body_stroke(groups)
+    groups[:] = [part for group in groups for part in _heading_off(group, body_stroke, params)]
     for group in groups:
         if group.kind != "text":
             continue
@@ -80,6 +82,21 @@ def _most_characters(values: list[tuple[float, int]]) -> float | None:
         if run >= total / 2:
             return value
     return None
+
+
+def _heading_off(group: Group, body_stroke: float | None, params: LayoutParams) -> list[Group]:
+    """The block, or its first line apart from the rest where that line alone is drawn bold and
+    would be a title by itself: a heading set tight over lines as wide as it (a narrow column, a
+    changes list under its author), which the paragraph rules cannot tell from a first line."""
+    items = group.items
+    if group.kind != "text" or len(items) < 2 or not _drawn_bold(items[0], body_stroke, params):
+        return [group]
+    if any(_drawn_bold(it, body_stroke, params) for it in items[1:]):
+        return [group]
+    head = Group([items[0]])
+    if not (_reads_as_heading(head) and _is_bold_heading(head, body_stroke, params)):
+        return [group]
+    return [head, Group(items[1:])]
 
 
 def _running(group: Group, groups: list[Group], page_height: float, params: LayoutParams) -> bool:
