@@ -395,3 +395,13 @@ def test_a_bold_heading_set_tight_over_its_lines_is_a_title_of_its_own():
         blocks = layout_page(above + para, W, H)
         assert order(blocks)[-5:] == [first] + rest
         assert [b.kind for b in blocks if first in b.text] == [kind]
+
+
+@pytest.mark.parametrize("number", ["55/92", "17"])
+def test_a_running_head_with_its_page_number_at_the_other_margin_is_no_title(number):
+    """The page number's box stands taller than the body's (a rule under it, say), and the
+    row's boxes together read as large type."""
+    head = [line("Debian Edu Manual", 150, 60, 700, h=34), line(number, 1400, 52, 1500, h=46)]
+    body = [line("w " * 40, 150, 200 + 40 * k, 1500) for k in range(12)]
+    blocks = layout_page(head + body, W, H)
+    assert [b.kind for b in blocks if "Debian Edu Manual" in b.text] != ["title"]

@@ -24,6 +24,7 @@ _FORMULA = re.compile(r"[=<>≤≥≠≈→←↔⇒∫∑∏√∂∞±×÷]")
 # ("p.lineTo("), an import, or a first word (after a line number) that is a macro, a comment or a
 # directive.
 _CODE = re.compile(r"[{}@]|://|\bwww\.|\w\.\w+\(|^\s*(from\s+[\w.]+\s+)?import\s+\w|^\s*(\d+\s+)?[\\%#]")
+_PAGE_OF = re.compile(r"\d+\s*/\s*\d+")  # "55/92": a page of so many
 _LEAD_IN = (".", ",", ";", ":", "：", "。")  # how a sentence or a lead-in ends, and a heading does not
 _ENDS_IN_PAGE_NUMBER = re.compile(r"(\.\.\.|\s)\s*([0-9]+|[ivxlc]+)\s*$", re.IGNORECASE)
 # A note's mark: a number, a symbol or a circled number, then a space or punctuation; or a
@@ -134,11 +135,15 @@ def _drawn_bold(it: Item, body_stroke: float | None, params: LayoutParams) -> bo
 
 def _reads_as_heading(group: Group) -> bool:
     """Could the block's words be a heading at all: a letter in them, no formula (whose tall
-    box or heavy symbols are no heading's), no line of code ("\\end{figure}", "% note"), and no
-    numbered sentence (a footnote whose raised mark makes its box tall)?"""
+    box or heavy symbols are no heading's), no line of code ("\\end{figure}", "% note"), no
+    page number in a box of its own at the row's end (a running head's), and no numbered
+    sentence (a footnote whose raised mark makes its box tall)?"""
     text = _text(group)
     if not _LETTERS.search(text) or _FORMULA.search(text) or _CODE.search(text):
         return False
+    last = group.items[-1].line.text
+    if len(group.items) > 1 and (reads_as_page_numbers(last) or _PAGE_OF.fullmatch(last.strip())):
+        return False  # a running head or foot with its page number at the other margin
     return not (_NUMBERED_HEADING.match(text) and text.endswith("."))
 
 
