@@ -405,3 +405,16 @@ def test_a_running_head_with_its_page_number_at_the_other_margin_is_no_title(num
     body = [line("w " * 40, 150, 200 + 40 * k, 1500) for k in range(12)]
     blocks = layout_page(head + body, W, H)
     assert [b.kind for b in blocks if "Debian Edu Manual" in b.text] != ["title"]
+
+
+def test_numbered_steps_set_heavy_one_after_another_are_no_titles():
+    """"1. Click ...", "2. Browse ...": a manual's steps, each its own block, drawn heavier than
+    the body; a numbered heading with its text under it stays a title."""
+    body = [line("w " * 40, 150, 300 + 40 * k, 1500, stroke=1.4) for k in range(6)]
+    texts = ["点击屏幕右侧的导入标签", "浏览本地磁盘", "选择可用的用户模板", "点击右下角的导入按钮"]
+    steps = [line(f"{k + 1}. {text}", 150, 580 + 70 * k, 900, stroke=2.2) for k, text in enumerate(texts)]
+    heading = line("3.4 Adding users", 150, 900, 600, stroke=2.2)
+    after = [line("w " * 40, 150, 970 + 40 * k, 1500, stroke=1.4) for k in range(6)]
+    blocks = layout_page(body + steps + [heading] + after, W, H)
+    assert [b.kind for b in blocks if any(t in b.text for t in texts)] == ["text"] * 4
+    assert kind_of("3.4 Adding users", blocks) == "title"

@@ -25,6 +25,7 @@ _FORMULA = re.compile(r"[=<>≤≥≠≈→←↔⇒∫∑∏√∂∞±×÷]")
 # directive.
 _CODE = re.compile(r"[{}@]|://|\bwww\.|\w\.\w+\(|^\s*(from\s+[\w.]+\s+)?import\s+\w|^\s*(\d+\s+)?[\\%#]")
 _PAGE_OF = re.compile(r"\d+\s*/\s*\d+")  # "55/92": a page of so many
+_STEP = re.compile(r"\s*(\d{1,2})\s*[.．)、]\s*\S")  # "3. Click", "3．点击": a step's number
 _LEAD_IN = (".", ",", ";", ":", "：", "。")  # how a sentence or a lead-in ends, and a heading does not
 _ENDS_IN_PAGE_NUMBER = re.compile(r"(\.\.\.|\s)\s*([0-9]+|[ivxlc]+)\s*$", re.IGNORECASE)
 # A note's mark: a number, a symbol or a circled number, then a space or punctuation; or a
@@ -52,6 +53,7 @@ def assign_kinds(groups: list[Group], page_height: float, h: float, params: Layo
                 or (_is_bold_heading(group, body_stroke, params)
                     and not _running(group, groups, page_height, params))):
             group.kind = "title"
+    _unmark_steps(groups)
     _mark_margins(groups, page_height, h, params)
     _mark_footnotes(groups, page_height, body_h)
 
@@ -98,6 +100,26 @@ def _heading_off(group: Group, body_stroke: float | None, params: LayoutParams) 
     if not (_reads_as_heading(head) and _is_bold_heading(head, body_stroke, params)):
         return [group]
     return [head, Group(items[1:])]
+
+
+def _unmark_steps(groups: list[Group]) -> None:
+    """Titles one after another numbered 1, 2, 3 are a list's steps (each a sentence set large
+    or heavy), not headings: a section's heading has its text under it before the next."""
+    k = 0
+    while k < len(groups):
+        run = k
+        while (run + 1 < len(groups) and groups[run].kind == groups[run + 1].kind == "title"
+               and _step(groups[run]) is not None and _step(groups[run + 1]) == _step(groups[run]) + 1):
+            run += 1
+        if run > k:
+            for group in groups[k:run + 1]:
+                group.kind = "text"
+        k = run + 1
+
+
+def _step(group: Group) -> int | None:
+    match = _STEP.match(group.items[0].line.output_text)
+    return int(match.group(1)) if match else None
 
 
 def _running(group: Group, groups: list[Group], page_height: float, params: LayoutParams) -> bool:
