@@ -19,8 +19,10 @@ The truth comes from each page's text layer, never from a list of documents:
   first line ("Figure 2:", which pagerunner marks `caption`), no address (e-mail, web), and
   either of
   up to 150 characters set at least `--ratio` (1.15) times the body size, or of up to 100
-  characters all bold (nine in ten; the font's flag, weight or name: cmbx, Bold) at the body's
-  size or larger, and not code (fixed pitch).
+  characters all bold (nine in ten; the font's flag, weight or name: cmbx, Bold, as the
+  text-layer engine tells a bold font) at the body's size or larger, and not code (fixed pitch).
+  The text-layer engine's titles are measured against the same fonts, so for them this scores
+  the layout rules that turn bold lines into titles, not the finding of bold fonts.
   A page whose larger lines hold more than a third of its characters has two body sizes (prose
   beside smaller code, say) and no truth: it is left out and counted.
 
@@ -46,7 +48,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from corpus_layout import CAPTION, font_style  # noqa: E402
+from corpus_layout import CAPTION, is_mono  # noqa: E402
+from model_cache.textlayer import FontStyles  # noqa: E402
 from runner.evaluation.metrics import levenshtein, normalize  # noqa: E402
 
 RUNNING_TOP, RUNNING_BOTTOM = 0.07, 0.92
@@ -80,8 +83,9 @@ def sized_chars(page) -> list[SizedChar]:
     import pypdfium2.raw as pdfium_c
     height = page.get_size()[1]
     textpage = page.get_textpage()
+    styles = FontStyles(textpage)  # the text-layer engine's own test of a bold font
     chars = []
-    fonts: dict[bytes, tuple[bool, bool]] = {}
+    fonts: dict[bytes, bool] = {}
     try:
         count = textpage.count_chars()
         text = textpage.get_text_range(0, count) if count > 0 else ""
@@ -97,7 +101,7 @@ def sized_chars(page) -> list[SizedChar]:
             if right <= left or size <= 0:
                 continue
             chars.append(SizedChar(ch, left, height - top, right, height - bottom, size,
-                                   *font_style(textpage, index, fonts)))
+                                   is_mono(textpage, index, fonts), styles.is_bold(index)))
     finally:
         textpage.close()
     return chars

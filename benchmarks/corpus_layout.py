@@ -56,8 +56,6 @@ _TOC_LINE = re.compile(r"(\.\s*){3,}\s*[0-9ivxlc]+\s*$|\S\s{2,}[0-9ivxlc]+\s*$|[
 _MONO_NAME = re.compile(r"cmtt|mono|courier|typewriter|code|consol|inconsolata|tt\d|txtt|beramono|"
                         r"sfmono|menlo|fira ?mono|dejavusansmono|lmtt|nimbusmono", re.I)
 _FIXED_PITCH = 1
-_FORCE_BOLD = 1 << 18
-_BOLD_NAME = re.compile(r"bold|black|heavy|demi|semibold|cmbx|cmssbx|cmb\d|lmbx|bx\d|-b\b|\.b\b", re.I)
 
 
 @dataclass
@@ -152,7 +150,7 @@ def _chars(textpage, page_height: float) -> tuple[str, list[_Char]]:
     count = textpage.count_chars()
     text = textpage.get_text_range(0, count) if count > 0 else ""
     chars: list[_Char] = []
-    fonts: dict[bytes, tuple[bool, bool]] = {}
+    fonts: dict[bytes, bool] = {}
     buffer = ctypes.create_string_buffer(256)
     flags = ctypes.c_int(0)
     for index in range(min(count, len(text))):
@@ -162,26 +160,21 @@ def _chars(textpage, page_height: float) -> tuple[str, list[_Char]]:
         left, bottom, right, top = textpage.get_charbox(index)
         if right <= left and top <= bottom:
             continue
-        mono = font_style(textpage, index, fonts, buffer, flags)[0]
+        mono = is_mono(textpage, index, fonts, buffer, flags)
         size = pdfium_c.FPDFText_GetFontSize(textpage.raw, index) or (top - bottom)
         chars.append(_Char(ch, left, page_height - top, right, page_height - bottom, mono, size))
     return text, chars
 
 
-def font_style(textpage, index: int, fonts: dict[bytes, tuple[bool, bool]], buffer=None,
-               flags=None) -> tuple[bool, bool]:
-    """(fixed pitch, bold) of the character's font: the font's flags, or its name (cmtt, Mono;
-    cmbx, Bold), or its weight. `fonts` caches the answer per font name across calls."""
+def is_mono(textpage, index: int, fonts: dict[bytes, bool], buffer=None, flags=None) -> bool:
+    """Is the character's font fixed-pitch: its flag, or a name such as cmtt or Mono? `fonts`
+    caches the answer per font name across calls."""
     buffer = buffer if buffer is not None else ctypes.create_string_buffer(256)
     flags = flags if flags is not None else ctypes.c_int(0)
     size = pdfium_c.FPDFText_GetFontInfo(textpage.raw, index, buffer, 256, ctypes.byref(flags))
     name = buffer.raw[:max(0, size - 1)]
     if name not in fonts:
-        text = name.decode("latin-1")
-        mono = bool(flags.value & _FIXED_PITCH) or bool(_MONO_NAME.search(text))
-        bold = bool(flags.value & _FORCE_BOLD) or bool(_BOLD_NAME.search(text)) or \
-            pdfium_c.FPDFText_GetFontWeight(textpage.raw, index) >= 600
-        fonts[name] = (mono, bold)
+        fonts[name] = bool(flags.value & _FIXED_PITCH) or bool(_MONO_NAME.search(name.decode("latin-1")))
     return fonts[name]
 
 

@@ -9,10 +9,9 @@ scan (render mode 3: another tool's earlier OCR, of unknown quality): only visib
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import ctypes
 import re
+from dataclasses import dataclass, field
 
 import numpy as np
 
