@@ -132,13 +132,33 @@ _FORCE_BOLD = 1 << 18  # the PDF font descriptor's ForceBold flag
 
 
 class FontStyles:
-    """Which fonts of a text page are bold (their weight, ForceBold flag or name), cached by name."""
+    """What a text page's characters are set in: the size and whether the font is bold (its
+    weight, ForceBold flag or name). Both hold for a whole text object, so they are found once
+    per object (and boldness once per font name), not per character."""
 
     def __init__(self, textpage) -> None:
         self.textpage = textpage
         self.bold: dict[bytes, bool] = {}
+        self.types: dict[int, tuple[float, bool]] = {}
         self.buffer = ctypes.create_string_buffer(256)
         self.flags = ctypes.c_int(0)
+
+    def type_of(self, index: int) -> tuple[float, bool]:
+        """(font size in points times the text matrix's scale, 0 where unknown; bold)."""
+        import pypdfium2.raw as pdfium_c
+
+        obj = ctypes.cast(pdfium_c.FPDFText_GetTextObject(self.textpage.raw, index), ctypes.c_void_p).value
+        if obj is not None and obj in self.types:
+            return self.types[obj]
+        size = pdfium_c.FPDFText_GetFontSize(self.textpage.raw, index)
+        matrix = pdfium_c.FS_MATRIX()
+        if size > 0 and pdfium_c.FPDFText_GetMatrix(self.textpage.raw, index, matrix):
+            # some PDFs set every font at 1 pt and scale the text matrix
+            size *= abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5
+        found = (max(size, 0.0), self.is_bold(index))
+        if obj is not None:
+            self.types[obj] = found
+        return found
 
     def is_bold(self, index: int) -> bool:
         import pypdfium2.raw as pdfium_c
@@ -167,7 +187,7 @@ def _lines(textpage, text: str, to_pixels, scale: float) -> list[tuple[Line, Lin
                 rows = _rows(textpage, text, start, index, cuts, to_pixels, scale, styles) if cuts else []
                 if rows:
                     line.breaks = _breaks(text, start, index, cuts)
-                lines.append((line, _line_font(textpage, text, start, index, scale, styles), rows))
+                lines.append((line, _line_font(text, start, index, scale, styles), rows))
         start = index + 1
     return lines
 
@@ -184,7 +204,7 @@ def _rows(textpage, text: str, start: int, end: int, cuts: list[int], to_pixels,
     for a, b in zip([start, *cuts], [*cuts, end]):
         line = _line(textpage, text, a, b, to_pixels)
         if line is not None:
-            rows.append((line, _line_font(textpage, text, a, b, scale, styles)))
+            rows.append((line, _line_font(text, a, b, scale, styles)))
     return rows if len(rows) >= 2 else []
 
 
@@ -234,24 +254,18 @@ def _bounds(points: list) -> Box:
     return [[x0, y0], [x1, y0], [x1, y1], [x0, y1]]
 
 
-def _line_font(textpage, text: str, start: int, end: int, scale: float, styles: FontStyles) -> LineFont:
-    """The median font size of a line's characters in pixels (a font's size times its text
-    matrix's scale: some PDFs set every font at 1 pt and scale the matrix), and whether its
-    characters are bold."""
-    import pypdfium2.raw as pdfium_c
-
+def _line_font(text: str, start: int, end: int, scale: float, styles: FontStyles) -> LineFont:
+    """The median font size of a line's characters in pixels, and whether nine in ten of them
+    are bold."""
     sizes, bold, counted = [], 0, 0
-    matrix = pdfium_c.FS_MATRIX()
     for i in range(start, end):
         if text[i].isspace():
             continue
-        size = pdfium_c.FPDFText_GetFontSize(textpage.raw, i)
+        size, is_bold = styles.type_of(i)
         if size > 0:
-            if pdfium_c.FPDFText_GetMatrix(textpage.raw, i, matrix):
-                size *= abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5
             sizes.append(size)
         counted += 1
-        bold += styles.is_bold(i)
+        bold += is_bold
     sizes.sort()
     return LineFont(sizes[len(sizes) // 2] * scale if sizes else None,
                     bold >= 0.9 * counted if counted else None)
