@@ -338,10 +338,15 @@ def _words(a: LayoutLine, b: LayoutLine):
     return a.words + b.words
 
 
+def horizontal_rules(rules: Sequence[Rect]) -> list[Rect]:
+    """The rules wider than high."""
+    return [r for r in rules if r[2] - r[0] > r[3] - r[1]]
+
+
 def open_rules(rules: Sequence[Rect], h: float, tall: float = 5.0, reach: float = 0.5) -> list[Rect]:
     """Vertical rules at least `tall` line heights long that do not end on a horizontal rule
     (within `reach` line heights): a rule between columns, not a boxed table's inner line."""
-    across = [r for r in rules if r[2] - r[0] > r[3] - r[1]]
+    across = horizontal_rules(rules)
     out = []
     for x0, y0, x1, y1 in rules:
         if y1 - y0 <= x1 - x0 or y1 - y0 < tall * h:

@@ -34,12 +34,12 @@ _ENDS_IN_PAGE_NUMBER = re.compile(r"(\.\.\.|\s)\s*([0-9]+|[ivxlc]+)\s*$", re.IGN
 _FOOTNOTE_MARK = re.compile(r"^\s*(\d{1,2}|[*†‡§¶])(\s|[^\w\s])|^\s*\d{1,2}(?=[A-Z][a-z])|^\s*[①-⑳¹²³⁴-⁹]")
 
 
-def assign_kinds(groups: list[Group], page_height: float, h: float, params: LayoutParams) -> None:
-    """Set each text group's kind in place (tables and figures keep theirs), a bold heading set
-    tight over its lines first split off its block."""
+def assign_kinds(groups: list[Group], page_height: float, h: float, params: LayoutParams) -> list[Group]:
+    """The groups with each text group's kind set (tables and figures keep theirs), a bold
+    heading set tight over its lines first split off its block."""
     body_h = _body_height(groups, h)
     body_stroke = _body_stroke(groups)
-    groups[:] = [part for group in groups for part in _heading_off(group, body_stroke, params)]
+    groups = [part for group in groups for part in _heading_off(group, body_stroke, params)]
     for group in groups:
         if group.kind != "text":
             continue
@@ -56,6 +56,7 @@ def assign_kinds(groups: list[Group], page_height: float, h: float, params: Layo
     _unmark_steps(groups)
     _mark_margins(groups, page_height, h, params)
     _mark_footnotes(groups, page_height, body_h)
+    return groups
 
 
 def _size(it: Item) -> float:
@@ -152,7 +153,8 @@ def _drawn_bold(it: Item, body_stroke: float | None, params: LayoutParams) -> bo
     body's."""
     if it.line.bold is not None:
         return it.line.bold
-    return body_stroke is not None and it.line.stroke is not None and it.line.stroke >= params.bold_stroke * body_stroke
+    stroke = it.line.stroke
+    return body_stroke is not None and stroke is not None and stroke >= params.bold_stroke * body_stroke
 
 
 def _reads_as_heading(group: Group) -> bool:

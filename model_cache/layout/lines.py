@@ -4,7 +4,8 @@ Every engine hands the stage the same thing: the lines it read (text, confidence
 pixels of the upright page) and what it knows about them beyond the text, as fields rather
 than markers in the text: a list bullet that leads the line, a dot leader that joins it to
 the next line on its row, the height of its font where known, how heavy its type is (its
-strokes' width measured in the pixels, or the text layer's bold font), and whether it came from OCR or from the PDF's own text layer.
+strokes' width measured in the pixels, or the text layer's bold font), and whether it came
+from OCR or from the PDF's own text layer.
 """
 
 from __future__ import annotations

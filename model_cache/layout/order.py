@@ -37,7 +37,8 @@ from typing import Sequence
 import numpy as np
 
 from model_cache.layout.geometry import (Group, Item, LayoutParams, Rect, extent, free_bands, interior,
-                                         join_row, layout_unit, median_height, open_rules, rows_of, x_ends)
+                                         horizontal_rules, join_row, layout_unit, median_height, open_rules,
+                                         rows_of, x_ends)
 from model_cache.layout.paragraphs import entry_row, leaf_blocks
 
 
@@ -176,7 +177,7 @@ def _apart(upper: list[Item], lower: list[Item], rules: Sequence[Rect], params: 
     lone = (bottom - top > params.para_gap * h
             and min(len(rows_of(upper, params)), len(rows_of(lower, params))) == 1)
     return lone or any(top <= (r[1] + r[3]) / 2 <= bottom and min(r[2], x1) - max(r[0], x0) >= 0.5 * (x1 - x0)
-                       for r in _across(rules))
+                       for r in horizontal_rules(rules))
 
 
 def _agrees(region: Region, bands: list[tuple[float, float]], params: LayoutParams) -> bool:
@@ -501,7 +502,7 @@ def ruled_table_pieces(region: Region, rules: Sequence[Rect], reach: float = 1.5
         if not tight and not boxes:
             continue
         spans = _spans(left, right)
-        crossing = [r for r in _across(rules) if _over_both(r, spans) and y_lo <= (r[1] + r[3]) / 2 <= y_hi]
+        crossing = [r for r in horizontal_rules(rules) if _over_both(r, spans) and y_lo <= (r[1] + r[3]) / 2 <= y_hi]
         top = min([r[1] for r in crossing] + [r[1] - reach * h for r in tight] + [y0 for y0, _ in boxes])
         bottom = max([r[3] for r in crossing] + [y1 for _, y1 in boxes])
         above = [it for it in region.items if it.cy < top]
@@ -528,7 +529,7 @@ def _table_rules(left: list[Item], right: list[Item], rules: Sequence[Rect],
     """The horizontal rules set tight between rows of both sides, and the closed vertical rules
     down the gutter (their top and bottom)."""
     spans = _spans(left, right)
-    tight = [r for r in _across(rules) if _over_both(r, spans) and _between_rows(r, left, right, reach)]
+    tight = [r for r in horizontal_rules(rules) if _over_both(r, spans) and _between_rows(r, left, right, reach)]
     return tight, _boxes(left, right, rules)
 
 
@@ -554,7 +555,7 @@ def _framed(left: list[Item], right: list[Item], rules: Sequence[Rect], reach: f
     """Do rules over both sides close them, one just above each side's first line and one just
     below each side's last (within `reach` line heights): a table's body between its rules?"""
     h = layout_unit(left + right)
-    across = [r for r in _across(rules) if _over_both(r, _spans(left, right))]
+    across = [r for r in horizontal_rules(rules) if _over_both(r, _spans(left, right))]
     tops = [min(it.y0 for it in side) for side in (left, right)]
     bottoms = [max(it.y1 for it in side) for side in (left, right)]
     above = any(all(0 <= top - r[3] <= reach * h for top in tops) for r in across)
@@ -568,17 +569,12 @@ def _ruled_apart(left: list[Item], right: list[Item], rules: Sequence[Rect], lea
     rules)? Called where no rule runs over both (`ruled_across`)."""
     (l0, l1), (r0, r1) = _spans(left, right)
     own = [0, 0]
-    for x0, _, x1, _ in _across(rules):
+    for x0, _, x1, _ in horizontal_rules(rules):
         if min(x1, l1) - max(x0, l0) >= 0.5 * (l1 - l0) and x1 < r0:
             own[0] += 1
         elif min(x1, r1) - max(x0, r0) >= 0.5 * (r1 - r0) and x0 > l1:
             own[1] += 1
     return min(own) >= least
-
-
-def _across(rules: Sequence[Rect]) -> list[Rect]:
-    """The horizontal rules (wider than high)."""
-    return [r for r in rules if r[2] - r[0] > r[3] - r[1]]
 
 
 def _boxes(left: list[Item], right: list[Item], rules: Sequence[Rect]) -> list[tuple[float, float]]:
@@ -588,7 +584,7 @@ def _boxes(left: list[Item], right: list[Item], rules: Sequence[Rect]) -> list[t
     not closed so."""
     h = layout_unit(left + right)
     near_x0, near_x1 = max(it.x1 for it in left) - h, min(it.x0 for it in right) + h
-    across = [r for r in _across(rules) if _over_both(r, _spans(left, right))]
+    across = [r for r in horizontal_rules(rules) if _over_both(r, _spans(left, right))]
     boxes = []
     for x0, y0, x1, y1 in rules:
         if y1 - y0 <= x1 - x0 or not near_x0 <= (x0 + x1) / 2 <= near_x1:

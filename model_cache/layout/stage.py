@@ -87,8 +87,7 @@ def _groups(lines: list[LayoutLine], width: float, height: float, figures: list[
     if notes:
         groups = weave_notes(groups, note_groups(notes, params, h), params, h)
     groups = _place_figures(groups, figure_groups)
-    assign_kinds(groups, height, size, params)
-    return groups
+    return assign_kinds(groups, height, size, params)
 
 
 def is_vertical(lines: list[LayoutLine], share: float = 0.6) -> bool:
