@@ -231,13 +231,25 @@ def test_output_folder_deleted_mid_run(corpus, tmp_path):
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not (out / "alpha.md").exists():
         time.sleep(0.1)
-    shutil.rmtree(out)
+    _remove_while_written(out)
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 4, stderr
     assert "disappeared" in stderr or "No such file" in stderr
     again = run_cli("run", str(corpus), "-o", str(out), "--engine", FAKE_ENGINE)
     assert again.returncode == 0, again.stderr
     assert _without_timings(records(out)) == _reference(corpus, tmp_path)
+
+
+def _remove_while_written(folder: Path, tries: int = 20) -> None:
+    """Delete a folder the run is still writing into: a file it writes between rmtree's listing
+    and its rmdir leaves the folder "not empty", so try again."""
+    for _ in range(tries):
+        try:
+            shutil.rmtree(folder)
+            return
+        except OSError:
+            time.sleep(0.01)
+    shutil.rmtree(folder)
 
 
 def test_hostile_names_stay_inside_out(tmp_path):
