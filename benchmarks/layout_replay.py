@@ -13,7 +13,10 @@ lines (perfect characters, the PDF's line boxes) and asks for geometric order: a
 whose whole error is reading order; `--lines segments` cuts the page's characters into
 detector-like segments first (PDFium's own lines may span two columns). Scoring is the issue's: NFKC, whitespace removed, CER
 against the page's text layer, bag-of-characters F1; per category the mean and median page CER,
-mean bag-F1 and the order criterion mean CER <= 1.5 x (1 - mean bag-F1).
+mean bag-F1 and the order criterion mean CER <= 1.5 x (1 - mean bag-F1). `--ordered` also scores
+each page with its output lines put in the reference's order (runner/evaluation/line_order.py),
+an estimate of the CER no reading order of those lines removes, and gives the CER floor no order
+of its characters goes below (missed and extra characters).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from runner.evaluation.line_order import character_floor, ordered_cer  # noqa: E402
 from runner.evaluation.metrics import bag_f1, cer, normalize  # noqa: E402
 
 
@@ -39,6 +43,8 @@ class PageScore:
     category: str
     cer: float
     f1: float
+    ordered: float | None = None  # CER with the page's lines in the reference's order (--ordered)
+    floor: float | None = None  # the lowest CER any order of its characters reaches (--ordered)
 
 
 def page_records(corpus: Path, half: str, manifest: Path | None) -> list[dict]:
@@ -232,16 +238,23 @@ def versus_report(scores: list[PageScore], peers: dict[str, dict[str, str]], ref
 
 
 def report(scores: list[PageScore]) -> None:
-    print("\n| category | pages | mean CER | median CER | bag-F1 | 1.5(1-F1) | order met |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | :---: |")
+    ordered = all(s.ordered is not None for s in scores)
+    extra = " lines in reference order: mean CER | met | any order: mean CER floor | met |" if ordered else ""
+    print("\n| category | pages | mean CER | median CER | bag-F1 | 1.5(1-F1) | order met |" + extra)
+    print("| --- | ---: | ---: | ---: | ---: | ---: | :---: |" + (" ---: | :---: | ---: | :---: |" if ordered else ""))
     cats = sorted({s.category for s in scores})
     for cat in cats + ["all"]:
         rows = [s for s in scores if cat in ("all", s.category)]
         mean = statistics.fmean(s.cer for s in rows)
         f1 = statistics.fmean(s.f1 for s in rows)
         bound = 1.5 * (1 - f1)
-        print(f"| {cat} | {len(rows)} | {mean:.4f} | {statistics.median(s.cer for s in rows):.4f} | "
-              f"{f1:.4f} | {bound:.4f} | {'yes' if mean <= bound else 'no'} |")
+        line = (f"| {cat} | {len(rows)} | {mean:.4f} | {statistics.median(s.cer for s in rows):.4f} | "
+                f"{f1:.4f} | {bound:.4f} | {'yes' if mean <= bound else 'no'} |")
+        if ordered:
+            best = statistics.fmean(s.ordered for s in rows)
+            floor = statistics.fmean(s.floor for s in rows)
+            line += f" {best:.4f} | {'yes' if best <= bound else 'no'} | {floor:.4f} | {'yes' if floor <= bound else 'no'} |"
+        print(line)
 
 
 def main() -> int:
@@ -264,6 +277,8 @@ def main() -> int:
                         "whose lines PAGERUNNER_LAYOUT_LINES already holds (replay only, never OCR)")
     parser.add_argument("--versus", type=int, default=0, help="list the N pages where a peer's "
                         "CER is furthest below pagerunner's")
+    parser.add_argument("--ordered", action="store_true", help="also score each page with its "
+                        "output lines in the reference's order (what no reading order removes)")
     parser.add_argument("--dump", type=Path, help="write each page's text into this folder")
     parser.add_argument("-E", "--engine-option", action="append", default=[], metavar="KEY=VALUE",
                         help="a ppocr setting; the recorded lines are keyed by the settings, so "
@@ -297,9 +312,12 @@ def main() -> int:
             args.dump.mkdir(parents=True, exist_ok=True)
             (args.dump / f"{record['id']}.txt").write_text(text, encoding="utf-8")
         page_cer, f1 = score(reference, text)
-        scores.append(PageScore(record["id"], record["category"], page_cer, f1))
+        ordered = ordered_cer(reference, text) if args.ordered else None
+        floor = character_floor(reference, text) if args.ordered else None
+        scores.append(PageScore(record["id"], record["category"], page_cer, f1, ordered, floor))
         if args.verbose:
-            print(f"{record['id']}\t{record['category']}\t{page_cer:.4f}\t{f1:.4f}", flush=True)
+            tail = f"\t{ordered:.4f}\t{floor:.4f}" if ordered is not None else ""
+            print(f"{record['id']}\t{record['category']}\t{page_cer:.4f}\t{f1:.4f}{tail}", flush=True)
     print(f"\n{args.half} half, {args.copy} copy, lines from {args.lines}: {len(scores)} pages, "
           f"{time.perf_counter() - start:.0f} s")
     report(scores)
