@@ -828,6 +828,30 @@ def test_a_contents_heading_under_a_centred_title_is_not_a_column_beside_it():
     assert order.index("Contents") < order.index("1 Introduction")
 
 
+def test_a_ruled_column_level_with_the_contents_heading_under_a_centred_title_stays_a_column():
+    """hvfloat's first page: a centred title block, then a two-column contents parted by a
+    \\columnseprule; the right column starts level with the 'Contents' heading on the left. The
+    title's margins are no gutter: the title ends at its gap, and the rule parts the columns from
+    their first row, so the right column's first entries are not read before the left column."""
+    lines = [_line("Example for fullpage floats", 476, 320, 1180, 53), _line("Herbert Voss", 722, 425, 929, 37),
+             _line("June 26, 2021", 713, 505, 933, 43), _line("Contents", 245, 636, 415, 41)]
+    for k in range(12):
+        lines.append(_line(f"{k + 1} Left heading number {k + 1}", 246, 722 + 40 * k, 684))
+        lines.append(_line(f"{k + 1}", 790, 722 + 40 * k, 812))
+    for k in range(14):
+        lines.append(_line(f"{k + 5}.3 Right entry number {k}", 883, 642 + 40 * k, 1335))
+        lines.append(_line(f"{k + 5}", 1388, 642 + 40 * k, 1409))
+    rule = [(820, 640, 832, 1300)]
+    order = _order(layout_page([from_line(line) for line in lines], 1654, 2339, rules=rule))
+
+    def at(start: str) -> int:
+        return next(i for i, text in enumerate(order) if text.startswith(start))
+
+    assert at("June 26, 2021") < at("Contents") < at("1 Left heading number 1")
+    assert at("12 Left heading number 12") < at("5.3 Right entry number 0")
+    assert "Contents" not in " ".join(text for text in order if "Right" in text)
+
+
 def test_an_index_line_across_the_gutter_below_a_heading_is_cut_where_its_word_gap_allows():
     """The last row of a two-column index is one detector line over both columns, under a letter
     heading after a blank, so only one line of each column lies within four line heights of it;

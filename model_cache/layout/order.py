@@ -105,13 +105,19 @@ def merged_regions(items: list[Item], gutter: float, h: float,
             # A centred title block ends at a gap: the bands beside its lines are its margins,
             # not gutters that a line at one side below it could share. (A strip with a gutter
             # of its own, a table's row under its centred caption, joins as before.)
-            after_title = after_gap and not region.gutters and not own and _centred(region.items, lo, hi, h)
+            after_title = (after_gap and not region.gutters and _centred(region.items, lo, hi, h)
+                           and (not own or (_ruled_any(own, strip, column_rules)
+                                            and not _ruled_any(gutters, strip, column_rules))))
             if (gutters or not had_gutter) and not after_title:
                 region.items, region.gutters, bands_of[-1] = joined, gutters, common
                 continue
         regions.append(Region(list(strip), own))
         bands_of.append(bands)
     return regions
+
+
+def _ruled_any(bands: list[tuple[float, float]], strip: list[Item], column_rules: Sequence[Rect]) -> bool:
+    return any(_ruled(a, b, strip, column_rules) for a, b in bands)
 
 
 def _rule_down(lo: float, hi: float, items: list[Item], rules: Sequence[Rect]) -> bool:
