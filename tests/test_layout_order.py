@@ -852,6 +852,22 @@ def test_a_ruled_column_level_with_the_contents_heading_under_a_centred_title_st
     assert "Contents" not in " ".join(text for text in order if "Right" in text)
 
 
+def test_a_column_rule_parts_columns_when_scanned_boxes_cross_it():
+    """hvfloat's first page, scanned: the padded boxes of a few left-column lines reach past the
+    column rule, and a heading in the right column starts on it, so the rows' free bands beside
+    the rule do not overlap from one row to the next. The rule itself is the gutter."""
+    lines = []
+    for k in range(16):
+        y = 640 + 40 * k
+        lines.append(_line(f"left line {k} " + "v" * 20, 245, y, 847 if k % 4 == 1 else 828))
+        right_x0 = 840 if k == 10 else 884
+        lines.append(_line(f"right line {k} " + "w" * 20, right_x0, y, 1410))
+    rule = [(832, 637, 841, 1300)]
+    order = _order(layout_page([from_line(line) for line in lines], 1654, 2339, rules=rule))
+    sides = [text.split()[0] for text in order]
+    assert sides == ["left"] * 16 + ["right"] * 16
+
+
 def test_an_index_line_across_the_gutter_below_a_heading_is_cut_where_its_word_gap_allows():
     """The last row of a two-column index is one detector line over both columns, under a letter
     heading after a blank, so only one line of each column lies within four line heights of it;

@@ -95,6 +95,7 @@ def merged_regions(items: list[Item], gutter: float, h: float,
             region = regions[-1]
             common = [(a, b) for a, b in intersect_bands(bands_of[-1], bands, 0)
                       if b - a >= gutter or _ruled(a, b, strip, column_rules)]
+            common += _rule_beside_both(bands_of[-1], bands, strip, column_rules, 0.5 * h)
             joined = region.items + strip
             had_gutter = bool(region.gutters) or bool(own)
             gutters = interior(common, joined)
@@ -114,6 +115,23 @@ def merged_regions(items: list[Item], gutter: float, h: float,
         regions.append(Region(list(strip), own))
         bands_of.append(bands)
     return regions
+
+
+def _rule_beside_both(upper: list[tuple[float, float]], lower: list[tuple[float, float]], strip: list[Item],
+                      column_rules: Sequence[Rect], reach: float) -> list[tuple[float, float]]:
+    """The column rules at the strip's height that run down a band of the strips above and a band
+    of this strip which do not overlap: on a scan a line's padded box may cross the rule beside
+    it, and the free bands beside the rule shift from row to row. The rule's own band is the gutter."""
+    middle = (min(it.y0 for it in strip) + max(it.y1 for it in strip)) / 2
+    out = []
+    for x0, y0, x1, y1 in column_rules:
+        if not y0 <= middle <= y1:
+            continue
+        near = [any(x0 <= b + reach and x1 >= a - reach for a, b in bands) for bands in (upper, lower)]
+        overlapping = any(min(x1, b, d) > max(x0, a, c) for a, b in upper for c, d in lower)
+        if all(near) and not overlapping:
+            out.append((float(x0), float(x1)))
+    return out
 
 
 def _ruled_any(bands: list[tuple[float, float]], strip: list[Item], column_rules: Sequence[Rect]) -> bool:
@@ -487,8 +505,10 @@ def _gaps_filled(side: list[Item], other: list[Item], params: LayoutParams) -> i
 
 
 def _sides(items: list[Item], cut: float) -> tuple[list[Item], list[Item]]:
-    """The items left of x = cut and those right of it (an item across it is on neither)."""
-    return [it for it in items if it.x1 <= cut], [it for it in items if it.x0 >= cut]
+    """The items left of x = cut and those right of it. A free band's cut crosses no box; a column
+    rule's may cross a scanned line's padded box, which goes to the side its centre is on."""
+    left = [it for it in items if (it.x0 + it.x1) / 2 < cut]
+    return left, [it for it in items if (it.x0 + it.x1) / 2 >= cut]
 
 
 def ruled_table_pieces(region: Region, rules: Sequence[Rect], reach: float = 1.5) -> list[list[Item]] | None:
