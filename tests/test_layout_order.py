@@ -868,6 +868,20 @@ def test_a_column_rule_parts_columns_when_scanned_boxes_cross_it():
     assert sides == ["left"] * 16 + ["right"] * 16
 
 
+def test_a_column_rule_parts_columns_when_a_leader_box_runs_over_it():
+    """mdframed's contents: a leader's box on the left runs 4 px past the column rule, to 4 px
+    from the right column's entry, so that row's only free band misses the rule; the rule still
+    parts the columns there, and the columns are read one after the other."""
+    lines = []
+    for k in range(16):
+        y = 958 + 40 * k
+        lines.append(_line(f"6.{k} left entry " + "." * 20 + f" {k}", 236, y, 837 if k == 8 else 818))
+        lines.append(_line(f"{k + 7}. Right entry {k + 20}", 841 if k == 8 else 838, y, 1466))
+    rule = [(822, 955, 833, 1600)]
+    order = _order(layout_page([from_line(line) for line in lines], 1654, 2339, rules=rule))
+    assert [text.split()[1] for text in order] == ["left"] * 16 + ["Right"] * 16
+
+
 def test_an_index_line_across_the_gutter_below_a_heading_is_cut_where_its_word_gap_allows():
     """The last row of a two-column index is one detector line over both columns, under a letter
     heading after a blank, so only one line of each column lies within four line heights of it;

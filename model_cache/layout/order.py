@@ -156,9 +156,11 @@ def _strip_bands(strip: list[Item], lo: float, hi: float, gutter: float,
 
 def _ruled(a: float, b: float, strip: list[Item], column_rules: Sequence[Rect]) -> bool:
     """Does one of the rules run down the band a..b at the strip's height? (It may reach over the
-    band's edges: the boxes beside it are padded past their ink.)"""
+    band's edges, or stop a quarter of a line's height short of them: the boxes beside it are
+    padded past their ink, and a leader's box may run over the rule.)"""
     middle = (min(it.y0 for it in strip) + max(it.y1 for it in strip)) / 2
-    return any(x0 <= b and x1 >= a and y0 <= middle <= y1 for x0, y0, x1, y1 in column_rules)
+    reach = 0.25 * median_height(strip)
+    return any(x0 <= b + reach and x1 >= a - reach and y0 <= middle <= y1 for x0, y0, x1, y1 in column_rules)
 
 
 def _join_inked(regions: list[Region], params: LayoutParams, h: float,
