@@ -203,22 +203,34 @@ def peer_texts(folder: Path, half: str, copy: str) -> dict[str, dict[str, str]]:
     return out
 
 
-def peer_report(scores: list[PageScore], peers: dict[str, dict[str, str]], references: dict[str, str]) -> None:
-    """Each peer next to pagerunner on the pages both have, per category."""
+def peer_report(scores: list[PageScore], peers: dict[str, dict[str, str]], references: dict[str, str],
+                ordered: bool = False) -> None:
+    """Each peer next to pagerunner on the pages both have, per category (with `ordered`, each
+    one's CER with its lines in the reference's order and its floor too)."""
     for tool, texts in sorted(peers.items()):
         shared = [s for s in scores if s.ident in texts]
         if not shared:
             continue
         print(f"\n{tool} on the {len(shared)} pages it has results for (pagerunner on the same pages):")
-        print("| category | pages | pagerunner mean CER | peer mean CER | pagerunner bag-F1 | peer bag-F1 |")
-        print("| --- | ---: | ---: | ---: | ---: | ---: |")
+        extra = " pagerunner / peer, lines in reference order | pagerunner / peer, floor |" if ordered else ""
+        print("| category | pages | pagerunner mean CER | peer mean CER | pagerunner bag-F1 | peer bag-F1 |" + extra)
+        print("| --- | ---: | ---: | ---: | ---: | ---: |" + (" ---: | ---: |" if ordered else ""))
         theirs = {s.ident: score(references[s.ident], texts[s.ident]) for s in shared}
+        if ordered:
+            theirs = {ident: (*pair, ordered_cer(references[ident], texts[ident]),
+                              character_floor(references[ident], texts[ident])) for ident, pair in theirs.items()}
         for cat in sorted({s.category for s in shared}) + ["all"]:
             rows = [s for s in shared if cat in ("all", s.category)]
-            print(f"| {cat} | {len(rows)} | {statistics.fmean(s.cer for s in rows):.4f} | "
-                  f"{statistics.fmean(theirs[s.ident][0] for s in rows):.4f} | "
-                  f"{statistics.fmean(s.f1 for s in rows):.4f} | "
-                  f"{statistics.fmean(theirs[s.ident][1] for s in rows):.4f} |")
+            line = (f"| {cat} | {len(rows)} | {statistics.fmean(s.cer for s in rows):.4f} | "
+                    f"{statistics.fmean(theirs[s.ident][0] for s in rows):.4f} | "
+                    f"{statistics.fmean(s.f1 for s in rows):.4f} | "
+                    f"{statistics.fmean(theirs[s.ident][1] for s in rows):.4f} |")
+            if ordered:
+                line += (f" {statistics.fmean(s.ordered for s in rows):.4f} / "
+                         f"{statistics.fmean(theirs[s.ident][2] for s in rows):.4f} | "
+                         f"{statistics.fmean(s.floor for s in rows):.4f} / "
+                         f"{statistics.fmean(theirs[s.ident][3] for s in rows):.4f} |")
+            print(line)
 
 
 def versus_report(scores: list[PageScore], peers: dict[str, dict[str, str]], references: dict[str, str],
@@ -323,7 +335,7 @@ def main() -> int:
     report(scores)
     if engine is not None:
         peers = peer_texts(args.corpus / "results", args.half, args.copy)
-        peer_report(scores, peers, references)
+        peer_report(scores, peers, references, args.ordered)
         if args.versus:
             versus_report(scores, peers, references, args.versus)
     return 0
