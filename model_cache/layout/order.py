@@ -105,7 +105,8 @@ def merged_regions(items: list[Item], gutter: float, h: float,
                 gutters = []  # one-sided (unless a rule runs on down the gutter beside it)
             # A centred title block ends at a gap: the bands beside its lines are its margins,
             # not gutters that a line at one side below it could share. (A strip with a gutter
-            # of its own, a table's row under its centred caption, joins as before.)
+            # of its own, a table's row under its centred caption, joins as before, unless a
+            # column rule runs down its own gutter and down none of the joined ones.)
             after_title = (after_gap and not region.gutters and _centred(region.items, lo, hi, h)
                            and (not own or (_ruled_any(own, strip, column_rules)
                                             and not _ruled_any(gutters, strip, column_rules))))
