@@ -123,16 +123,25 @@ def _rule_beside_both(upper: list[tuple[float, float]], lower: list[tuple[float,
     """The column rules at the strip's height that run down a band of the strips above and a band
     of this strip which do not overlap: on a scan a line's padded box may cross the rule beside
     it, and the free bands beside the rule shift from row to row. The rule's own band is the gutter."""
-    middle = (min(it.y0 for it in strip) + max(it.y1 for it in strip)) / 2
     out = []
-    for x0, y0, x1, y1 in column_rules:
-        if not y0 <= middle <= y1:
-            continue
-        near = [any(x0 <= b + reach and x1 >= a - reach for a, b in bands) for bands in (upper, lower)]
+    for rule in _rules_at(strip, column_rules):
+        x0, x1 = rule[0], rule[2]
+        near = [any(_near(rule, a, b, reach) for a, b in bands) for bands in (upper, lower)]
         overlapping = any(min(x1, b, d) > max(x0, a, c) for a, b in upper for c, d in lower)
         if all(near) and not overlapping:
             out.append((float(x0), float(x1)))
     return out
+
+
+def _rules_at(strip: list[Item], column_rules: Sequence[Rect]) -> list[Rect]:
+    """The rules that run down through the strip's middle height."""
+    middle = (min(it.y0 for it in strip) + max(it.y1 for it in strip)) / 2
+    return [rule for rule in column_rules if rule[1] <= middle <= rule[3]]
+
+
+def _near(rule: Rect, a: float, b: float, reach: float) -> bool:
+    """Does the rule overlap the band a..b, or stop within `reach` of it?"""
+    return rule[0] <= b + reach and rule[2] >= a - reach
 
 
 def _ruled_any(bands: list[tuple[float, float]], strip: list[Item], column_rules: Sequence[Rect]) -> bool:
@@ -159,9 +168,8 @@ def _ruled(a: float, b: float, strip: list[Item], column_rules: Sequence[Rect]) 
     """Does one of the rules run down the band a..b at the strip's height? (It may reach over the
     band's edges, or stop a quarter of a line's height short of them: the boxes beside it are
     padded past their ink, and a leader's box may run over the rule.)"""
-    middle = (min(it.y0 for it in strip) + max(it.y1 for it in strip)) / 2
     reach = 0.25 * median_height(strip)
-    return any(x0 <= b + reach and x1 >= a - reach and y0 <= middle <= y1 for x0, y0, x1, y1 in column_rules)
+    return any(_near(rule, a, b, reach) for rule in _rules_at(strip, column_rules))
 
 
 def _join_inked(regions: list[Region], params: LayoutParams, h: float,
