@@ -78,9 +78,6 @@ class HeadingScore:
 
 def sized_chars(page) -> list[SizedChar]:
     """The page's non-space characters with their boxes and sizes."""
-    import math
-
-    import pypdfium2.raw as pdfium_c
     height = page.get_size()[1]
     textpage = page.get_textpage()
     styles = FontStyles(textpage)  # the text-layer engine's own test of a bold font
@@ -94,14 +91,11 @@ def sized_chars(page) -> list[SizedChar]:
             if ch.isspace() or ch in "\ufffe\x02":
                 continue
             left, bottom, right, top = textpage.get_charbox(index)
-            matrix = pdfium_c.FS_MATRIX()
-            scale = (math.sqrt(abs(matrix.a * matrix.d - matrix.b * matrix.c))
-                     if pdfium_c.FPDFText_GetMatrix(textpage.raw, index, matrix) else 1.0)
-            size = pdfium_c.FPDFText_GetFontSize(textpage.raw, index) * scale
+            size, bold = styles.type_of(index)
             if right <= left or size <= 0:
                 continue
             chars.append(SizedChar(ch, left, height - top, right, height - bottom, size,
-                                   is_mono(textpage, index, fonts), styles.is_bold(index)))
+                                   is_mono(styles, index, fonts), bold))
     finally:
         textpage.close()
     return chars

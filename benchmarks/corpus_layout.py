@@ -35,13 +35,13 @@ never by hand. Everything is measured in PDF points on the unrotated page:
 
 from __future__ import annotations
 
-import ctypes
 import re
 import statistics
 from dataclasses import dataclass, field
 
 import pypdfium2.raw as pdfium_c
 
+from model_cache.textlayer import FontStyles
 from runner.evaluation.metrics import cjk_share, is_cjk_char
 
 LAYOUT_TAGS = ("one-column", "two-column", "three-column", "unequal-columns", "spanning",
@@ -151,8 +151,7 @@ def _chars(textpage, page_height: float) -> tuple[str, list[_Char]]:
     text = textpage.get_text_range(0, count) if count > 0 else ""
     chars: list[_Char] = []
     fonts: dict[bytes, bool] = {}
-    buffer = ctypes.create_string_buffer(256)
-    flags = ctypes.c_int(0)
+    styles = FontStyles(textpage)
     for index in range(min(count, len(text))):
         ch = text[index]
         if ch.isspace() or ch in "\ufffe\x02":
@@ -160,21 +159,18 @@ def _chars(textpage, page_height: float) -> tuple[str, list[_Char]]:
         left, bottom, right, top = textpage.get_charbox(index)
         if right <= left and top <= bottom:
             continue
-        mono = is_mono(textpage, index, fonts, buffer, flags)
+        mono = is_mono(styles, index, fonts)
         size = pdfium_c.FPDFText_GetFontSize(textpage.raw, index) or (top - bottom)
         chars.append(_Char(ch, left, page_height - top, right, page_height - bottom, mono, size))
     return text, chars
 
 
-def is_mono(textpage, index: int, fonts: dict[bytes, bool], buffer=None, flags=None) -> bool:
+def is_mono(styles: FontStyles, index: int, fonts: dict[bytes, bool]) -> bool:
     """Is the character's font fixed-pitch: its flag, or a name such as cmtt or Mono? `fonts`
     caches the answer per font name across calls."""
-    buffer = buffer if buffer is not None else ctypes.create_string_buffer(256)
-    flags = flags if flags is not None else ctypes.c_int(0)
-    size = pdfium_c.FPDFText_GetFontInfo(textpage.raw, index, buffer, 256, ctypes.byref(flags))
-    name = buffer.raw[:max(0, size - 1)]
+    name, flags = styles.font(index)
     if name not in fonts:
-        fonts[name] = bool(flags.value & _FIXED_PITCH) or bool(_MONO_NAME.search(name.decode("latin-1")))
+        fonts[name] = bool(flags & _FIXED_PITCH) or bool(_MONO_NAME.search(name.decode("latin-1")))
     return fonts[name]
 
 

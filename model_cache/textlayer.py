@@ -160,13 +160,19 @@ class FontStyles:
             self.types[obj] = found
         return found
 
-    def is_bold(self, index: int) -> bool:
+    def font(self, index: int) -> tuple[bytes, int]:
+        """(the character's font name, the font descriptor's flags)."""
         import pypdfium2.raw as pdfium_c
 
         length = pdfium_c.FPDFText_GetFontInfo(self.textpage.raw, index, self.buffer, 256, ctypes.byref(self.flags))
-        name = self.buffer.raw[:max(0, length - 1)]
+        return self.buffer.raw[:max(0, length - 1)], self.flags.value
+
+    def is_bold(self, index: int) -> bool:
+        import pypdfium2.raw as pdfium_c
+
+        name, flags = self.font(index)
         if name not in self.bold:
-            self.bold[name] = (bool(self.flags.value & _FORCE_BOLD) or bool(_BOLD_NAME.search(name.decode("latin-1")))
+            self.bold[name] = (bool(flags & _FORCE_BOLD) or bool(_BOLD_NAME.search(name.decode("latin-1")))
                                or pdfium_c.FPDFText_GetFontWeight(self.textpage.raw, index) >= 600)
         return self.bold[name]
 
