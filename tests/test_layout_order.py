@@ -1100,6 +1100,20 @@ def test_two_ruled_tables_side_by_side_are_read_one_after_the_other():
         [f"prop{k}" for k in range(10)] + [f"unit{k}" for k in range(10)])
 
 
+
+def test_two_framed_panels_laid_out_alike_are_read_panel_by_panel():
+    """arevdoc's page of font samples: two framed slides side by side, each a title, a formula
+    and a note with blank lines between them at the same heights on both sides. Read like a
+    table's rows, the two slides' titles, formulas and notes came out interleaved."""
+    lines, rules = [], []
+    for side, (x0, x1) in enumerate([(250, 780), (880, 1410)]):
+        name = "LR"[side]
+        for k, (y, rows) in enumerate([(300, 3), (480, 2), (620, 3)]):
+            lines += [_line(f"{name} piece{k} row{j} " + "v" * 20, x0 + 40, y + 36 * j, x1 - 40) for j in range(rows)]
+        rules += [(x0, 250, x1, 252), (x0, 760, x1, 762), (x0, 250, x0 + 2, 762), (x1 - 2, 250, x1, 762)]
+    order = _order(layout_page([from_line(line) for line in lines], 1654, 2339, rules=rules))
+    assert [t[0] for t in order] == ["L"] * 8 + ["R"] * 8
+
 def _boxed_with_its_row(name: str, nx0: float, text: str, y: float, x1: float = 1387) -> Line:
     """A margin name and the body row beside it, a word space apart, boxed as one OCR line."""
     h = 30

@@ -383,7 +383,7 @@ def ordered_blocks(items: list[Item], params: LayoutParams, h: float, rules: Seq
     columns = open_rules(rules, h)
     regions = _join_sandwiched(merged_regions(items, params.gutter * h, h, columns), params, h)
     for region in _join_inked(regions, params, h, rules):
-        pieces = table_rows(region, params, h)
+        pieces = table_rows(region, params, h, rules)
         if pieces is None:
             pieces = ruled_table_pieces(region, rules)
         if pieces is not None:
@@ -399,12 +399,14 @@ def ordered_blocks(items: list[Item], params: LayoutParams, h: float, rules: Seq
     return blocks
 
 
-def table_rows(region: Region, params: LayoutParams, h: float) -> list[list[Item]] | None:
+def table_rows(region: Region, params: LayoutParams, h: float, rules: Sequence[Rect] = ()) -> list[list[Item]] | None:
     """The rows of a table whose cells run to several lines, or None. Blank bands across the
     whole region (wider than a paragraph gap) cut it into pieces; when at least three pieces
     hold lines on both sides of the same gutter, the gutter parts table cells, not columns of
     text (two columns of running text rarely break at the same height, and never row after
-    row, every few lines): the region is read piece by piece, each piece's cells left to right."""
+    row, every few lines): the region is read piece by piece, each piece's cells left to right.
+    Not at a gutter between two sides that rules frame each on its own (`_ruled_apart`): panels
+    side by side whose contents are laid out alike break at the same heights, too."""
     if not region.gutters:
         return None
     pieces = _blank_separated(region.items, params.para_gap * h)
@@ -412,6 +414,8 @@ def table_rows(region: Region, params: LayoutParams, h: float) -> list[list[Item
         return None  # a piece as deep as a column's paragraph is no table row
     for lo, hi in region.gutters:
         cut = (lo + hi) / 2
+        if _ruled_apart(*_sides(region.items, cut), rules):
+            continue  # two boxes side by side, each framed on its own (subfigures), not cells
         both = sum(1 for piece in pieces if any(it.x1 <= cut for it in piece) and any(it.x0 >= cut for it in piece))
         if both >= params.table_pieces and both >= len(pieces) - 1:
             return pieces
