@@ -1114,6 +1114,21 @@ def test_two_framed_panels_laid_out_alike_are_read_panel_by_panel():
     order = _order(layout_page([from_line(line) for line in lines], 1654, 2339, rules=rules))
     assert [t[0] for t in order] == ["L"] * 8 + ["R"] * 8
 
+
+def test_a_name_over_a_forms_rows_that_touches_the_first_row_leaves_it_a_form():
+    """A CV's references on a scan (CVCTAN p003): a name, then the address beside Phone/Fax/Email
+    labels and their values. The name's padded box reaches 8 px into the first row; it stands
+    over the rows, beside nothing, and the rows are still read label by value."""
+    lines = [_line("Prof. Dr. Pro. Fessor", 360, 505, 672, 39),
+             _line("Thesis supervisor", 360, 537, 583, 43), _line("Phone:", 695, 537, 796, 39),
+             _line("+31-50-312.3456", 813, 538, 1026, 37),
+             _line("P.O. Box 800", 360, 570, 534, 40), _line("Fax:", 695, 572, 762, 39),
+             _line("+31-50-567.123", 813, 570, 1013, 40),
+             _line("9700 AV Groningen", 359, 603, 610, 41), _line("Email:", 696, 602, 806, 40),
+             _line("p.fessor@xxx.rug.nl", 808, 605, 1061, 40), _line("The Netherlands", 362, 640, 574, 36)]
+    words = [w for t in _order(build_blocks(lines, 2339)) for w in t.split()]
+    assert words.index("supervisor") < words.index("Phone:") < words.index("P.O.") < words.index("Fax:")
+
 def _boxed_with_its_row(name: str, nx0: float, text: str, y: float, x1: float = 1387) -> Line:
     """A margin name and the body row beside it, a word space apart, boxed as one OCR line."""
     h = 30

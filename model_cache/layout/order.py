@@ -328,14 +328,15 @@ def _words(items: list[Item], h: float) -> list[Item]:
 def is_row_structured(left: list[Item], right: list[Item], params: LayoutParams) -> bool:
     """Do the two sides of a gutter pair up row by row with short items (TOC, table, form)?
     Pairing is loose (a partial y-overlap) so a two-level table header pairs as well. Items
-    above or below everything on the other side (a closing brace under indented code, a page
-    number over a two-column index) stand beside nothing and are left out; if nothing is left
-    the sides are stacked, not columns."""
+    whose middle lies above or below everything on the other side (a closing brace under
+    indented code, a page number over a two-column index, a name over a form's rows whose
+    padded box on a scan reaches into the row under it) stand beside nothing and are left out;
+    if nothing is left the sides are stacked, not columns."""
     h = median_height(left + right)
     left, right = _words(left, h), _words(right, h)  # detached marks say nothing of the layout
     short, other = (left, right) if len(left) <= len(right) else (right, left)
     top, bottom = min(it.y0 for it in other), max(it.y1 for it in other)
-    short = [it for it in short if it.y1 > top and it.y0 < bottom]
+    short = [it for it in short if top <= it.cy <= bottom]
     if not short:
         return True
     h = layout_unit(short + other)
