@@ -1129,6 +1129,22 @@ def test_a_name_over_a_forms_rows_that_touches_the_first_row_leaves_it_a_form():
     words = [w for t in _order(build_blocks(lines, 2339)) for w in t.split()]
     assert words.index("supervisor") < words.index("Phone:") < words.index("P.O.") < words.index("Fax:")
 
+
+def test_a_centred_heading_boxed_in_pieces_ends_before_ruled_columns():
+    """cyklop's glyph list: a centred section heading that the detector boxed in three pieces,
+    over two columns of code points and names with a rule down the gutter. The heading ends at
+    its gap; the columns under it are read column by column, not row by row."""
+    lines = [_line("4. Private", 553, 1396, 701), _line("unicodes [sc] E000", 710, 1396, 979),
+             _line(".. E058", 989, 1396, 1098)]
+    for k in range(12):
+        y = 1460 + 44 * k
+        lines += [_line(f"E0{k:02d}", 191, y, 264), _line(f"left{k}.sc", 354, y, 650),
+                  _line(f"E1{k:02d}", 902, y, 965), _line(f"right{k}.sc", 980, y, 1400)]
+    rules = [(820, 1460, 832, 2000)]
+    order = _order(layout_page([from_line(line) for line in lines], 1654, 2339, rules=rules))
+    names = [w for t in order for w in t.split() if w.endswith(".sc")]
+    assert names == [f"left{k}.sc" for k in range(12)] + [f"right{k}.sc" for k in range(12)]
+
 def _boxed_with_its_row(name: str, nx0: float, text: str, y: float, x1: float = 1387) -> Line:
     """A margin name and the body row beside it, a word space apart, boxed as one OCR line."""
     h = 30

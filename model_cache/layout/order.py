@@ -253,9 +253,11 @@ def _column_heading(strip: list[Item], region: Region, h: float) -> bool:
 
 def _centred(items: list[Item], lo: float, hi: float, h: float) -> bool:
     """Are all the lines centred between lo and hi (within a line height), none from edge to
-    edge (a title block)?"""
+    edge (a title block)? A line is its row's boxes together: a detector may box a heading's
+    words apart."""
     mid = (lo + hi) / 2
-    return all(abs((it.x0 + it.x1) / 2 - mid) <= h and it.x0 - lo > 2 * h for it in items)
+    rows = [(min(it.x0 for it in row), max(it.x1 for it in row)) for row in horizontal_strips(items)]
+    return all(abs((x0 + x1) / 2 - mid) <= h and x0 - lo > 2 * h for x0, x1 in rows)
 
 
 def _join_sandwiched(regions: list[Region], params: LayoutParams, h: float) -> list[Region]:
