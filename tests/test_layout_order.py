@@ -1145,6 +1145,21 @@ def test_a_centred_heading_boxed_in_pieces_ends_before_ruled_columns():
     names = [w for t in order for w in t.split() if w.endswith(".sc")]
     assert names == [f"left{k}.sc" for k in range(12)] + [f"right{k}.sc" for k in range(12)]
 
+
+def test_a_table_with_one_long_cell_is_still_read_row_by_row():
+    """epspdfconversion's table of options: each option beside its explanation, a blank line
+    between rows, and one explanation running to eight lines. Its columns are not cut apart."""
+    lines, expected, y = [], [], 400
+    for k, depth in enumerate([3, 1, 2, 1, 1, 8, 3, 1, 2, 1]):
+        lines.append(_line(f"option{k}={{value}} | option{k}=other |", 263, y, 757 if k == 0 else 600))
+        expected.append(f"option{k}")
+        for j in range(depth):
+            lines.append(_line(f"explains{k}.{j} " + "e" * 40, 786, y + 33 * j, 1390))
+            expected.append(f"explains{k}.{j}")
+        y += 33 * depth + 34
+    words = [w for t in _order(build_blocks(lines, 2339)) for w in t.split()]
+    assert [w.split("=")[0] for w in words if w.startswith(("option", "explains")) and "=other" not in w] == expected
+
 def _boxed_with_its_row(name: str, nx0: float, text: str, y: float, x1: float = 1387) -> Line:
     """A margin name and the body row beside it, a word space apart, boxed as one OCR line."""
     h = 30

@@ -49,7 +49,8 @@ class LayoutParams:
     numbered_title_size: float = 1.1  # ...and a numbered line ("2.4 Results") set this much larger
     bold_stroke: float = 1.25  # ...and a short block drawn with strokes this much wider than the body's
     table_pieces: int = 3  # a gutter with lines on both sides in this many blank-separated pieces...
-    cell_rows: int = 6  # ...none deeper than this many rows, parts table cells, not columns
+    cell_rows: int = 6  # ...none deeper than this many rows, parts table cells, not columns...
+    deep_cell_share: int = 5  # ...save one piece in this many (a cell explained at length)
     sandwich_rows: int = 5  # a gutter this few rows deep between rows that cross it parts fields
     sandwich_gap: float = 1.5  # ...when those rows are this near (line heights: a blank line)
     tab_lines: int = 8  # a tab stop: this many OCR lines' ink starting at one x...

@@ -408,13 +408,15 @@ def table_rows(region: Region, params: LayoutParams, h: float, rules: Sequence[R
     hold lines on both sides of the same gutter, the gutter parts table cells, not columns of
     text (two columns of running text rarely break at the same height, and never row after
     row, every few lines): the region is read piece by piece, each piece's cells left to right.
+    One piece in five may run deeper than a cell usually does (an option explained at length).
     Not at a gutter between two sides that rules frame each on its own (`_ruled_apart`): panels
     side by side whose contents are laid out alike break at the same heights, too."""
     if not region.gutters:
         return None
     pieces = _blank_separated(region.items, params.para_gap * h)
-    if len(pieces) < params.table_pieces or any(len(rows_of(piece, params)) > params.cell_rows for piece in pieces):
-        return None  # a piece as deep as a column's paragraph is no table row
+    deep = sum(1 for piece in pieces if len(rows_of(piece, params)) > params.cell_rows)
+    if len(pieces) < params.table_pieces or deep > len(pieces) // params.deep_cell_share:
+        return None  # pieces as deep as a column's paragraphs are no table rows
     for lo, hi in region.gutters:
         cut = (lo + hi) / 2
         if _ruled_apart(*_sides(region.items, cut), rules):
