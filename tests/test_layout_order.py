@@ -1160,6 +1160,20 @@ def test_a_table_with_one_long_cell_is_still_read_row_by_row():
     words = [w for t in _order(build_blocks(lines, 2339)) for w in t.split()]
     assert [w.split("=")[0] for w in words if w.startswith(("option", "explains")) and "=other" not in w] == expected
 
+
+def test_a_list_beside_a_paragraph_at_another_line_pitch_is_read_column_by_column():
+    """A beamer slide in two columns (simpleplus p005): a heading and a numbered list on the
+    left, a paragraph on the right whose lines run at a tighter pitch. The short list items
+    overlap the paragraph's lines but stand level with none of them: two columns, not a table."""
+    lines = [_line("Heading", 53, 263, 180, 43), _line("1. Statement", 76, 311, 255, 36),
+             _line("2. Explanation", 76, 357, 270, 37), _line("3. Example", 74, 401, 232, 39)]
+    text = ["Lorem ipsum dolor sit amet, consectetur", "adipiscing elit. Integer lectus nisl, ultricies in",
+            "feugiat rutrum, porttitor sit amet augue.", "Aliquam ut tortor mauris. Sed volutpat ante",
+            "purus, quis accumsan dolor."]
+    lines += [_line(t, 628, 262 + 37.5 * k, 1196 if k < 4 else 985, 33) for k, t in enumerate(text)]
+    order = _order(build_blocks(lines, 768))
+    assert order == ["Heading", "1. Statement", "2. Explanation", "3. Example"] + text
+
 def _boxed_with_its_row(name: str, nx0: float, text: str, y: float, x1: float = 1387) -> Line:
     """A margin name and the body row beside it, a word space apart, boxed as one OCR line."""
     h = 30

@@ -38,6 +38,8 @@ class LayoutParams:
     note_size: float = 0.8  # ...and at least this tall against it is read in the body line's row
     note_overrun: float = 0.5  # a note reaching this far below its paragraph is read before it
     pair_overlap: float = 0.25  # rows-not-columns: y-overlap for a short-side item to pair
+    level_tol: float = 0.2  # rows-not-columns: middles this near (line heights) are level...
+    level_share: float = 0.5  # ...as this share of the short side's items must be
     span_overlap: float = 0.4  # side-by-side rows overlapping this much are one (spanning) row
     column_gutter: float = 0.12  # a gutter narrower than this share of both sides' widths...
     column_rows: int = 4  # ...with this many rows on each side parts columns, rows aligned or not,

@@ -333,7 +333,11 @@ def is_row_structured(left: list[Item], right: list[Item], params: LayoutParams)
     whose middle lies above or below everything on the other side (a closing brace under
     indented code, a page number over a two-column index, a name over a form's rows whose
     padded box on a scan reaches into the row under it) stand beside nothing and are left out;
-    if nothing is left the sides are stacked, not columns."""
+    if nothing is left the sides are stacked, not columns. Unless there are too few rows to
+    tell (fewer than `column_rows` rows on the short side: a two-level table header's cells stand
+    between the rows beside them), most of the short side's items must stand level with one of
+    the other's (a table's cells share their rows' baselines; two columns set at different line
+    pitches do not: a slide's list beside its paragraph)."""
     h = median_height(left + right)
     left, right = _words(left, h), _words(right, h)  # detached marks say nothing of the layout
     short, other = (left, right) if len(left) <= len(right) else (right, left)
@@ -346,7 +350,17 @@ def is_row_structured(left: list[Item], right: list[Item], params: LayoutParams)
     narrow = min(np.median([it.x1 - it.x0 for it in side]) for side in (left, right))
     few_rows = max(len(left), len(right)) <= 3  # too few lines to tell columns from a table
     tail = _tail_of_top_row(short, other, params)
+    flows = len(rows_of(short, params)) >= params.column_rows and not tail  # rows enough to tell
+    if flows and _level_with(short, other, params.level_tol * h) < params.level_share * len(short):
+        return False  # two flows of lines at their own pitches: columns, however short their lines
     return paired >= params.aligned_share * len(short) and (narrow < params.short_item * h or few_rows or tail)
+
+
+def _level_with(short: list[Item], other: list[Item], tol: float) -> int:
+    """How many of `short` stand level with an item of `other`: middles within `tol` (a table's
+    cells share their row's baseline)."""
+    middles = sorted(o.cy for o in other)
+    return sum(1 for it in short if bisect_right(middles, it.cy + tol) > bisect_left(middles, it.cy - tol))
 
 
 def _tail_of_top_row(short: list[Item], other: list[Item], params: LayoutParams) -> bool:
