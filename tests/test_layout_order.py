@@ -384,6 +384,23 @@ def test_fragments_of_a_three_column_index_are_joined_across_both_inked_gutters(
     assert len(joined) == 1 and len(joined[0].items) == 51
 
 
+
+def test_fragments_of_an_index_are_joined_without_the_two_column_section_under_it():
+    """intopdf's index and, after a blank, its change history in two columns too, both starting
+    at the same height: read with the history the index's fragments break level on both sides,
+    as a grid's rows do, and no longer read as columns. Without it they do: they are joined."""
+    from model_cache.layout.order import Region, _join_inked
+
+    def fragment(rows: range, gutters: list[tuple[float, float]], top: float) -> Region:
+        lines = [_inked(f"\\{name}entry{k} ... {k}", x0, top + 40 * k, x0 + (380 if gutters else 460), pad=12)
+                 for k in rows for name, x0 in zip("ab", (100, 588))]
+        return Region([make_item(from_line(line)) for line in lines], gutters)
+
+    regions = [fragment(range(0, 5), [], 200), fragment(range(5, 9), [(492, 576)], 200),
+               fragment(range(9, 14), [], 200), fragment(range(14, 16), [], 300)]
+    joined = _join_inked(regions, LayoutParams(), 30.0)
+    assert [len(region.items) for region in joined] == [28, 4]
+
 def test_a_running_head_over_a_tight_index_is_no_piece_of_its_columns():
     """A tight two-column index (its ink 28 px apart, its boxes touching) under a running head
     whose two ends stand over the two columns, a blank under the head, and a letter group

@@ -181,7 +181,9 @@ def _join_inked(regions: list[Region], params: LayoutParams, h: float,
     deep, each too shallow to be read as columns. The joined region is cut by `_ink_column_split`.
     A rule between two regions (under a running head) or a blank wider than a paragraph gap
     beside a lone row (a page number) keeps them apart (`_apart`); so does a box gutter
-    elsewhere that rows run down on both sides (`_agrees`)."""
+    elsewhere that rows run down on both sides (`_agrees`). Where the longest run of such regions
+    does not read as columns (a letter group at its top breaks at the same height on both
+    sides, as a grid's rows do), shorter runs from the same start are tried."""
     out: list[Region] = []
     i = 0
     while i < len(regions):
@@ -190,15 +192,17 @@ def _join_inked(regions: list[Region], params: LayoutParams, h: float,
                and not _apart(regions[end - 1].items, regions[end].items, rules, params, h)
                and _ink_bands([it for r in regions[i:end + 1] for it in r.items], params, h)):
             end += 1
-        joined = [it for r in regions[i:end] for it in r.items]
-        bands = _ink_bands(joined, params, h) if end - i > 1 else []
-        band = _ink_gutter(joined, params, h, rules, bands) if bands else None
-        if band is not None and all(_agrees(region, bands, params) for region in regions[i:end]):
-            out.append(Region(joined))
-            i = end
-            continue
-        out.append(regions[i])
-        i += 1
+        for stop in range(end, i + 1, -1):  # the longest run that reads as columns
+            joined = [it for r in regions[i:stop] for it in r.items]
+            bands = _ink_bands(joined, params, h) if stop - i > 1 else []
+            band = _ink_gutter(joined, params, h, rules, bands) if bands else None
+            if band is not None and all(_agrees(region, bands, params) for region in regions[i:stop]):
+                out.append(Region(joined))
+                i = stop
+                break
+        else:
+            out.append(regions[i])
+            i += 1
     return out
 
 
