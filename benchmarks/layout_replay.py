@@ -188,6 +188,15 @@ def score(reference: str, hypothesis: str) -> tuple[float, float]:
     return cer(ref, hyp), bag_f1(ref, hyp)
 
 
+def page_score(ident: str, category: str, reference: str, text: str, ordered: bool) -> PageScore:
+    """One page's text scored against its reference (with `ordered`, also with its lines in the
+    reference's order, and the floor)."""
+    page_cer, f1 = score(reference, text)
+    if not ordered:
+        return PageScore(ident, category, page_cer, f1)
+    return PageScore(ident, category, page_cer, f1, ordered_cer(reference, text), character_floor(reference, text))
+
+
 def peer_texts(folder: Path, half: str, copy: str) -> dict[str, dict[str, str]]:
     """tool -> page id -> text, from the corpus's cached peer results (benchmarks/accuracy.py
     --corpus writes one JSONL per tool); pagerunner's own cache is left out."""
@@ -215,21 +224,20 @@ def peer_report(scores: list[PageScore], peers: dict[str, dict[str, str]], refer
         extra = " pagerunner / peer, lines in reference order | pagerunner / peer, floor |" if ordered else ""
         print("| category | pages | pagerunner mean CER | peer mean CER | pagerunner bag-F1 | peer bag-F1 |" + extra)
         print("| --- | ---: | ---: | ---: | ---: | ---: |" + (" ---: | ---: |" if ordered else ""))
-        theirs = {s.ident: score(references[s.ident], texts[s.ident]) for s in shared}
-        if ordered:
-            theirs = {ident: (*pair, ordered_cer(references[ident], texts[ident]),
-                              character_floor(references[ident], texts[ident])) for ident, pair in theirs.items()}
+        theirs = {s.ident: page_score(s.ident, s.category, references[s.ident], texts[s.ident], ordered)
+                  for s in shared}
         for cat in sorted({s.category for s in shared}) + ["all"]:
             rows = [s for s in shared if cat in ("all", s.category)]
+            peer = [theirs[s.ident] for s in rows]
             line = (f"| {cat} | {len(rows)} | {statistics.fmean(s.cer for s in rows):.4f} | "
-                    f"{statistics.fmean(theirs[s.ident][0] for s in rows):.4f} | "
+                    f"{statistics.fmean(p.cer for p in peer):.4f} | "
                     f"{statistics.fmean(s.f1 for s in rows):.4f} | "
-                    f"{statistics.fmean(theirs[s.ident][1] for s in rows):.4f} |")
+                    f"{statistics.fmean(p.f1 for p in peer):.4f} |")
             if ordered:
                 line += (f" {statistics.fmean(s.ordered for s in rows):.4f} / "
-                         f"{statistics.fmean(theirs[s.ident][2] for s in rows):.4f} | "
+                         f"{statistics.fmean(p.ordered for p in peer):.4f} | "
                          f"{statistics.fmean(s.floor for s in rows):.4f} / "
-                         f"{statistics.fmean(theirs[s.ident][3] for s in rows):.4f} |")
+                         f"{statistics.fmean(p.floor for p in peer):.4f} |")
             print(line)
 
 
@@ -323,13 +331,11 @@ def main() -> int:
         if args.dump:
             args.dump.mkdir(parents=True, exist_ok=True)
             (args.dump / f"{record['id']}.txt").write_text(text, encoding="utf-8")
-        page_cer, f1 = score(reference, text)
-        ordered = ordered_cer(reference, text) if args.ordered else None
-        floor = character_floor(reference, text) if args.ordered else None
-        scores.append(PageScore(record["id"], record["category"], page_cer, f1, ordered, floor))
+        page = page_score(record["id"], record["category"], reference, text, args.ordered)
+        scores.append(page)
         if args.verbose:
-            tail = f"\t{ordered:.4f}\t{floor:.4f}" if ordered is not None else ""
-            print(f"{record['id']}\t{record['category']}\t{page_cer:.4f}\t{f1:.4f}{tail}", flush=True)
+            tail = f"\t{page.ordered:.4f}\t{page.floor:.4f}" if page.ordered is not None else ""
+            print(f"{page.ident}\t{page.category}\t{page.cer:.4f}\t{page.f1:.4f}{tail}", flush=True)
     print(f"\n{args.half} half, {args.copy} copy, lines from {args.lines}: {len(scores)} pages, "
           f"{time.perf_counter() - start:.0f} s")
     report(scores)
