@@ -94,7 +94,7 @@ def merged_regions(items: list[Item], gutter: float, h: float,
         if regions:
             region = regions[-1]
             common = [(a, b) for a, b in intersect_bands(bands_of[-1], bands, 0)
-                      if b - a >= gutter or _ruled(a, b, strip, column_rules)]
+                      if _gutter_band(a, b, strip, gutter, column_rules)]
             common += _rule_beside_both(bands_of[-1], bands, strip, column_rules, 0.5 * h)
             joined = region.items + strip
             had_gutter = bool(region.gutters) or bool(own)
@@ -161,7 +161,12 @@ def _strip_bands(strip: list[Item], lo: float, hi: float, gutter: float,
     down through the strip's height."""
     if not column_rules:
         return free_bands(strip, lo, hi, gutter)
-    return [(a, b) for a, b in free_bands(strip, lo, hi, 0) if b - a >= gutter or _ruled(a, b, strip, column_rules)]
+    return [(a, b) for a, b in free_bands(strip, lo, hi, 0) if _gutter_band(a, b, strip, gutter, column_rules)]
+
+
+def _gutter_band(a: float, b: float, strip: list[Item], gutter: float, column_rules: Sequence[Rect]) -> bool:
+    """Is the free band a..b a gutter at the strip's height: `gutter` wide, or an open rule down it?"""
+    return b - a >= gutter or _ruled(a, b, strip, column_rules)
 
 
 def _ruled(a: float, b: float, strip: list[Item], column_rules: Sequence[Rect]) -> bool:
