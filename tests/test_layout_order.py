@@ -1089,6 +1089,29 @@ def test_macro_names_in_the_margin_head_the_paragraph_they_stand_beside():
                              "16 \\newcommand* \\showe@macro@N [1] {%"]
 
 
+def test_names_read_into_rows_below_still_end_the_entry_above():
+    """fontaxes p13 (dtx code, the page's own geometry): two names head a sentence and its code;
+    the next entry's two names each stand on the baseline of a line beside them and are read
+    into those rows. That next entry still starts an entry of its own: read on as the first
+    one's paragraph, it carried the first entry's names down after its own rows."""
+    lines = [_inked(f"intro {k} " + "described " * 12, 427, 500 + 36 * k, 1390, pad=4) for k in range(3)]
+    lines += [_inked("3.7 Tools", 428, 704, 587, pad=4, h=35),
+              _inked("Check if family switching would yield an existing shape.", 427, 761, 1101, pad=4, h=36),
+              _inked("\\checkfam", 114, 766, 398, pad=4, h=28), _inked("\\iffam", 165, 798, 398, pad=4, h=28),
+              _inked("298 \\newif\\iffam", 427, 804, 777, pad=4, h=26)]
+    lines += [_inked(f"{299 + k} \\code{k}", 427, 835 + 30.3 * k, 460 + 20 * (k % 4), pad=4, h=30) for k in range(11)]
+    lines += [_inked("The results of splitting a family name.", 427, 1190, 882, pad=4, h=32),
+              _inked("\\prefix", 114, 1192, 398, pad=4, h=28), _inked("\\suffix", 114, 1224, 398, pad=4, h=30),
+              _inked("310 \\newcommand*\\prefix{}", 427, 1228, 934, pad=4, h=30),
+              _inked("311 \\newcommand*\\suffix{}", 427, 1259, 934, pad=4, h=28)]
+    order = _order(build_blocks(lines, 2200))
+    start = order.index("\\checkfam")
+    assert order[start:start + 4] == ["\\checkfam", "\\iffam", "Check if family switching would yield an existing shape.",
+                                      "298 \\newif\\iffam"]
+    assert order[-5:] == ["\\prefix", "The results of splitting a family name.", "\\suffix",
+                          "310 \\newcommand*\\prefix{}", "311 \\newcommand*\\suffix{}"]
+
+
 def test_a_name_over_its_date_stamp_still_follows_the_paragraph():
     # zhlipsum (the kit): "\zhlipsum" over "Updated: 2020-04-08", set nearly as large, beside a
     # syntax line and its description: l3doc's text layer reads the pair after the paragraph

@@ -145,9 +145,10 @@ def weave_notes(blocks: list[Group], groups: list[list[Item]], params: LayoutPar
     (a one-line note on the row of a one-line run) or reaches well below it (a list of names
     described by a short text). A note above all the body comes first; one wholly in the gap
     below a run comes before the next run."""
+    firsts = [g[0] for g in groups]  # a note read into a row still starts an entry
     blocks, groups = notes_into_rows(blocks, groups, params)
     geometry = [block.items for block in blocks]
-    runs = paragraph_runs(geometry, [g[0] for g in groups], params, h)
+    runs = paragraph_runs(geometry, firsts, params, h)
     keyed = [((r, 1, k), blocks[k]) for r, run in enumerate(runs) for k in run]
     for n, group in enumerate(groups):
         r = max((r for r, run in enumerate(runs)
