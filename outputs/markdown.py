@@ -10,9 +10,12 @@ import statistics
 import unicodedata
 from typing import Iterable, Iterator
 
+from outputs.enumeration import ENUMERATION
 from outputs.model import BULLETS, Block, Line, PageResult, table_rows
 
-_LINE_START_MARKUP = re.compile(r"^(\s*)([#>=+]|[-*](?=\s)|\d+[.)](?=\s))")
+# What would start a heading, quote, rule or list at a line's start: escaped ("\#", "1\." since a
+# backslash before a digit is no escape and shows).
+_LINE_START_MARKUP = re.compile(r"^(\s*)(?:([#>=+]|[-*](?=\s))|(\d+)([.)])(?=\s))")
 _HYPHENATED = re.compile(r"[^\W\d_]-$")
 _DOT_LEADER = re.compile(r"[ \t\u00a0]*(?:\.[ \t\u00a0]*){5,}")  # five dots or more, spaced or not
 # A line read with one of these first starts a list item (bullets the OCR read or found).
@@ -77,6 +80,9 @@ def block_markdown(block: Block, level: int = 0) -> str:
     if not texts:
         return ""
     if block.kind == "list":
+        label = ENUMERATION.match(texts[0])
+        if label is not None:
+            return "  " * level + _enumerated_markdown(label, texts)
         mark = _LIST_MARK.match(texts[0])
         items = _list_items(["• " + texts[0][mark.end():] if mark else texts[0], *texts[1:]])
         return "\n".join("  " * level + md for md in filter(None, map(_item_markdown, items)))
@@ -92,6 +98,16 @@ def block_markdown(block: Block, level: int = 0) -> str:
     if block.kind in ("header", "footer", "figure"):
         return f"<!-- {block.kind}: " + _escape_inline(" / ".join(texts)).replace("--", "- -") + " -->"
     return "\n".join(filter(None, (_item_markdown(item) for item in _list_items(texts))))
+
+
+def _enumerated_markdown(label: re.Match, texts: list[str]) -> str:
+    """An enumerated list item: "1." and "2)" as Markdown's ordered items, other labels ("b)",
+    "(iv)", "3、") kept in the text of a bulleted one."""
+    text = _escape_line(join_lines([texts[0][label.end():], *texts[1:]]).strip())
+    if label["core"].isdigit() and not label["open"] and label["close"] in ".)":
+        return f"{label['core']}{label['close']} {text}"
+    space = "" if label["close"] in "．）、" else " "  # a full-width mark carries its own space
+    return f"- {label['open']}{label['core']}{label['close']}{space}{text}"
 
 
 def _rows(line: Line) -> list[str]:
@@ -149,7 +165,12 @@ def _is_cjk(ch: str) -> bool:
 
 
 def _escape_line(text: str) -> str:
-    return _LINE_START_MARKUP.sub(lambda m: m.group(1) + "\\" + m.group(2), _escape_inline(text))
+    return _LINE_START_MARKUP.sub(_escaped_markup, _escape_inline(text))
+
+
+def _escaped_markup(match: re.Match) -> str:
+    indent, mark, number, delimiter = match.groups()
+    return indent + ("\\" + mark if mark else number + "\\" + delimiter)
 
 
 def _escape_inline(text: str) -> str:

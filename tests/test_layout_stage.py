@@ -407,14 +407,45 @@ def test_a_running_head_with_its_page_number_at_the_other_margin_is_no_title(num
     assert [b.kind for b in blocks if "Debian Edu Manual" in b.text] != ["title"]
 
 
-def test_numbered_steps_set_heavy_one_after_another_are_no_titles():
+def test_numbered_steps_set_heavy_one_after_another_are_list_items():
     """"1. Click ...", "2. Browse ...": a manual's steps, each its own block, drawn heavier than
-    the body; a numbered heading with its text under it stays a title."""
+    the body, are list items, not titles; a numbered heading with its text under it stays a title."""
     body = [line("w " * 40, 150, 300 + 40 * k, 1500, stroke=1.4) for k in range(6)]
     texts = ["点击屏幕右侧的导入标签", "浏览本地磁盘", "选择可用的用户模板", "点击右下角的导入按钮"]
     steps = [line(f"{k + 1}. {text}", 150, 580 + 70 * k, 900, stroke=2.2) for k, text in enumerate(texts)]
     heading = line("3.4 Adding users", 150, 900, 600, stroke=2.2)
     after = [line("w " * 40, 150, 970 + 40 * k, 1500, stroke=1.4) for k in range(6)]
     blocks = layout_page(body + steps + [heading] + after, W, H)
-    assert [b.kind for b in blocks if any(t in b.text for t in texts)] == ["text"] * 4
+    assert [b.kind for b in blocks if any(t in b.text for t in texts)] == ["list"] * 4
     assert kind_of("3.4 Adding users", blocks) == "title"
+
+
+def test_a_slides_numbered_items_are_list_items_whatever_their_size():
+    """A slide's enumerate (simpleplus p5): "1. Statement" and "3. Example" set larger than
+    "2. Explanation" were two headings and a paragraph; they count on, so they are three items."""
+    body = [line("w " * 40, 150, 300 + 40 * k, 1500) for k in range(6)]
+    items = [line("1. Statement", 150, 600, 420, h=40), line("2. Explanation", 150, 660, 430),
+             line("3. Example", 150, 720, 390, h=40)]
+    blocks = layout_page(body + items, W, H)
+    assert [(b.kind, b.text) for b in blocks if b.text[:1].isdigit()] == [
+        ("list", "1. Statement"), ("list", "2. Explanation"), ("list", "3. Example")]
+
+
+def test_items_counting_on_inside_one_block_become_one_block_each():
+    """Items whose lines fill the measure read as one paragraph; each label counting on from the
+    last, where the first line starts, begins an item. A number inside an item's text does not."""
+    fill = " w" * 30
+    lines = [line("a) the first item runs on" + fill, 150, 300, 1400), line("over two lines" + fill, 150, 340, 1400),
+             line("b) the second item" + fill, 150, 380, 1400), line("d) not the next label" + fill, 150, 420, 1400),
+             line("c) the third" + fill, 150, 460, 1400)]
+    blocks = layout_page(lines, W, H)
+    assert [(b.kind, len(b.lines)) for b in blocks] == [("list", 2), ("list", 2), ("list", 1)]
+
+
+def test_numbered_headings_with_text_between_stay_headings():
+    lines = [line("1. Introduction", 150, 200, 600, h=44)]
+    lines += [line("w " * 40, 150, 280 + 40 * k, 1500) for k in range(4)]
+    lines += [line("2. Methods", 150, 480, 500, h=44)]
+    lines += [line("w " * 40, 150, 560 + 40 * k, 1500) for k in range(4)]
+    blocks = layout_page(lines, W, H)
+    assert [kind_of(t, blocks) for t in ("1. Introduction", "2. Methods")] == ["title", "title"]

@@ -67,6 +67,20 @@ def test_markdown_escapes_markup_at_line_start():
     assert "\\# not a heading" in md and "&lt;script>" in md
 
 
+def test_markdown_escapes_a_number_that_would_start_a_list_before_its_mark():
+    # "\\1." shows its backslash: a backslash escapes only punctuation
+    md = "".join(markdown_document("t", [page(1, [Block([Line("1. Introduction", 1, BOX)])])]))
+    assert "\n1\\. Introduction\n" in md
+
+
+def test_markdown_enumerated_list_items():
+    blocks = [Block([Line("1. Statement", 1, BOX)], "list"), Block([Line("2. Explanation", 1, BOX),
+                                                                   Line("on two lines", 1, BOX)], "list"),
+              Block([Line("b) a lettered item", 1, BOX)], "list"), Block([Line("3、点击导入", 1, BOX)], "list")]
+    md = "".join(markdown_document("t", [page(1, blocks)]))
+    assert "\n1. Statement\n\n2. Explanation on two lines\n\n- b) a lettered item\n\n- 3、点击导入\n" in md
+
+
 def test_markdown_bulleted_lines_become_list_items():
     lines = ["Goals:", "▶ the first goal, which", "takes two lines", "• second", "■", "after"]
     md = "".join(markdown_document("t", [page(1, [Block([Line(t, 1, BOX) for t in lines])])]))

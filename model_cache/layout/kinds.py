@@ -1,7 +1,8 @@
 """Block kinds, from geometry and the lines' annotations (never from a list of documents):
 running heads and feet at the page's top and bottom edge, titles set larger than the body,
 captions ("Figure 3:", "Table 2.", "图 1"), footnotes set smaller below the body, list items
-led by a bullet; tables and figures are known when their blocks are made."""
+led by a bullet or counted by their labels (1., 2., 3.); tables and figures are known when their
+blocks are made."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import numpy as np
 
 from model_cache.layout.geometry import Group, Item, LayoutParams
 from model_cache.layout.lines import reads_as_page_numbers
+from outputs.enumeration import counts_on, enumeration_label
 from outputs.model import BLOCK_KINDS as KINDS
 _CAPTION = re.compile(r"^\s*(figure|fig\.|table|tab\.|listing|algorithm|exhibit|图|表)\s*[\dA-Z一二三四五六七八九十]",
                       re.IGNORECASE)
@@ -25,7 +27,6 @@ _FORMULA = re.compile(r"[=<>≤≥≠≈→←↔⇒∫∑∏√∂∞±×÷]")
 # directive.
 _CODE = re.compile(r"[{}@]|://|\bwww\.|\w\.\w+\(|^\s*(from\s+[\w.]+\s+)?import\s+\w|^\s*(\d+\s+)?[\\%#]")
 _PAGE_OF = re.compile(r"\d+\s*/\s*\d+")  # "55/92": a page of so many
-_STEP = re.compile(r"\s*(\d{1,2})\s*[.．)、]\s*\S")  # "3. Click", "3．点击": a step's number
 _LEAD_IN = (".", ",", ";", ":", "：", "。")  # how a sentence or a lead-in ends, and a heading does not
 _ENDS_IN_PAGE_NUMBER = re.compile(r"(\.\.\.|\s)\s*([0-9]+|[ivxlc]+)\s*$", re.IGNORECASE)
 # A note's mark: a number, a symbol or a circled number, then a space or punctuation; or a
@@ -53,7 +54,7 @@ def assign_kinds(groups: list[Group], page_height: float, h: float, params: Layo
                 or (_is_bold_heading(group, body_stroke, params)
                     and not _running(group, groups, page_height, params))):
             group.kind = "title"
-    _unmark_steps(groups)
+    groups = _mark_enumerations(groups, params)
     _mark_margins(groups, page_height, h, params)
     _mark_footnotes(groups, page_height, body_h)
     return groups
@@ -103,24 +104,46 @@ def _heading_off(group: Group, body_stroke: float | None, params: LayoutParams) 
     return [head, Group(items[1:])]
 
 
-def _unmark_steps(groups: list[Group]) -> None:
-    """Titles one after another numbered 1, 2, 3 are a list's steps (each a sentence set large
-    or heavy), not headings: a section's heading has its text under it before the next."""
+def _mark_enumerations(groups: list[Group], params: LayoutParams) -> list[Group]:
+    """Blocks one after another whose labels count on (1., 2., 3.; a), b); (i), (ii)) are list
+    items, set large, heavy or plain (a manual's numbered steps, a slide's enumerate): a section's
+    numbered heading has its text under it before the next. A block holding several items, each
+    line counting on starting where the first does, is cut into one block per item first."""
+    groups = [part for group in groups for part in _enumerated_items(group, params)]
     k = 0
     while k < len(groups):
-        run = k
-        while (run + 1 < len(groups) and groups[run].kind == groups[run + 1].kind == "title"
-               and _step(groups[run]) is not None and _step(groups[run + 1]) == _step(groups[run]) + 1):
-            run += 1
-        if run > k:
-            for group in groups[k:run + 1]:
-                group.kind = "text"
-        k = run + 1
+        end = k + 1
+        while end < len(groups) and _counts_on(groups[end - 1], groups[end]):
+            end += 1
+        if end - k > 1:
+            for group in groups[k:end]:
+                group.kind = "list"
+        k = end
+    return groups
 
 
-def _step(group: Group) -> int | None:
-    match = _STEP.match(group.items[0].line.output_text)
-    return int(match.group(1)) if match else None
+def _counts_on(upper: Group, lower: Group) -> bool:
+    return (upper.kind in _PROSE and lower.kind in _PROSE
+            and counts_on(upper.items[0].line.output_text, lower.items[0].line.output_text))
+
+
+_PROSE = ("text", "title", "list")
+
+
+def _enumerated_items(group: Group, params: LayoutParams) -> list[Group]:
+    """The block cut before each line whose label counts on from the last item's, standing
+    where the block's first line starts."""
+    first = group.items[0]
+    if group.kind != "text" or len(group.items) < 2 or enumeration_label(first.line.output_text) is None:
+        return [group]
+    parts = [[first]]
+    for it in group.items[1:]:
+        if (abs(it.x0 - first.x0) <= params.item_align * first.h
+                and counts_on(parts[-1][0].line.output_text, it.line.output_text)):
+            parts.append([it])
+        else:
+            parts[-1].append(it)
+    return [Group(items) for items in parts] if len(parts) > 1 else [group]
 
 
 def _running(group: Group, groups: list[Group], page_height: float, params: LayoutParams) -> bool:

@@ -29,7 +29,6 @@
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -40,6 +39,7 @@ from model_cache.layout.geometry import (Group, Item, LayoutParams, Rect, extent
                                          horizontal_rules, join_row, layout_unit, median_height, open_rules,
                                          rows_of, x_ends)
 from model_cache.layout.paragraphs import entry_row, leaf_blocks
+from outputs.enumeration import enumeration_label
 
 
 @dataclass
@@ -519,16 +519,12 @@ def _listed(side: list[Item], params: LayoutParams) -> bool:
     further lines (indented to its text, up to 2.5 line heights from the side's left edge)?"""
     rows = rows_of(side, params)
     edge, h = min(row[0].x0 for row in rows), layout_unit(side)
-    marked = [bool(row[0].line.bullet or _ENUM_LABEL.match(row[0].line.text)) for row in rows]
+    marked = [bool(row[0].line.bullet or enumeration_label(row[0].line.text)) for row in rows]
     # (labels set flush right, "9." beside "10.", stand in that band too: a marked row counts)
     counted = [m for row, m in zip(rows, marked) if m or not 0.5 * h <= row[0].x0 - edge <= 2.5 * h]
     bulleted = sum(counted)
     return bulleted >= params.column_rows and bulleted >= 0.8 * len(counted)
 
-
-# An enumerated item's label: a number (with a letter), one or two letters or a roman numeral, then
-# "." or ")".
-_ENUM_LABEL = re.compile(r"\(?(\d{1,6}[A-Za-z]?|[^\W\d_]{1,2}|[ivxlcIVXLC]{1,5})[.)]\s")
 
 
 def _gaps_filled(side: list[Item], other: list[Item], params: LayoutParams) -> int:
