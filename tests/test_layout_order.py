@@ -525,6 +525,30 @@ def test_an_index_line_the_detector_ran_across_the_gutter_is_cut_there():
     assert order == [f"left entry {k} {k + 3}" for k in range(12)] + [f"right entry {k} {k + 3}" for k in range(12)]
 
 
+def _crossing_last_row(word: str, h: float, chars: float) -> list[Line]:
+    """The index without its last row, under which a line of two words stands over both
+    columns, one starting at each column's edge, boxed `h` px tall (the index's rows: 30), its
+    characters `chars` px wide (the index's: 36-41)."""
+    lines = [line for line in _index_page(lambda k: f"{k + 3}") if "entry 11 " not in line.text]
+    width = chars * len(word)
+    words = [Word(word, 0.99, [[x, 640], [x + width, 640], [x + width, 640 + h], [x, 640 + h]]) for x in (100, 760)]
+    return lines + [Line(f"{word} {word}", 0.99, [[94, 640], [766 + width, 640], [766 + width, 640 + h],
+                                                  [94, 640 + h]], words)]
+
+
+def test_a_scans_last_index_row_boxed_taller_across_the_gutter_is_still_cut_there():
+    """hhtensor p4 (scan): the index's last row, boxed as one line over its three columns, stands
+    a fifth taller than the rows above it (a long box on a scan), in the same type: it is cut at
+    the gutter, not taken for a title spanning the columns."""
+    order = _order(build_blocks(_crossing_last_row("entry", 37, 40), 2339))
+    assert order.index("entry") < order.index("right entry 0 3")
+
+
+def test_a_title_set_larger_over_both_columns_is_not_cut_at_their_gutter():
+    order = _order(build_blocks(_crossing_last_row("Title", 48, 60), 2339))
+    assert "Title Title" in order
+
+
 def _worded(words: list[tuple[str, float, float]], y0: float, pad: float = 8, h: float = 30) -> Line:
     """An OCR line of the given (text, x0, x1) words, its box padded by `pad` past its end words."""
     boxes = [Word(t, 0.99, [[a, y0], [b, y0], [b, y0 + h], [a, y0 + h]]) for t, a, b in words]

@@ -64,7 +64,7 @@ def _gutter_cut(it: Item, items: list[Item], params: LayoutParams, h: float,
     if not gaps:
         return None
     near = _neighbours(it, items, params.cross_reach * h)
-    if it.h > 1.2 * median_height(near or [it]):
+    if _set_larger(it, near, params):
         return None  # a title set larger than its neighbours spans their columns
     above, below = [o for o in near if o.cy < it.cy], [o for o in near if o.cy > it.cy]
     cut = _cut_between(it, gaps, above, below, h, params, gaps_of)
@@ -74,11 +74,32 @@ def _gutter_cut(it: Item, items: list[Item], params: LayoutParams, h: float,
         # stop and start within `cross_hug` line heights of each other (a column gutter, not
         # the space between a figure's labels above a caption).
         far = _neighbours(it, items, 2 * params.cross_reach * h)
-        if it.h > 1.2 * median_height(far or [it]):
+        if _set_larger(it, far, params):
             return None
         cut = _cut_between(it, gaps, [o for o in far if o.cy < it.cy], [o for o in far if o.cy > it.cy],
                            h, params, gaps_of, params.cross_hug)
     return cut
+
+
+def _set_larger(it: Item, near: list[Item], params: LayoutParams) -> bool:
+    """Is the line a title set larger than the lines around it: a box `cross_title` times as
+    tall, and type as large (its words' characters `cross_pitch` times as wide)? A scan's
+    detector boxes a long line crossing three columns a little taller than the lines it
+    crosses, in their own type."""
+    if it.h <= params.cross_title * median_height(near or [it]):
+        return False
+    pitches = [p for p in map(_pitch, near) if p]
+    return not pitches or _pitch(it) > params.cross_pitch * float(np.median(pitches))
+
+
+def _pitch(it: Item) -> float:
+    """The width of the line's characters: the median over its words of three characters or more
+    (a dot leader's spread dots and the spaces between words left out), else over its ink."""
+    words = [w for w in it.line.words or () if len(w.text) >= 3 and any(ch.isalnum() for ch in w.text)]
+    if words:
+        return float(np.median([(x_span(w.box)[1] - x_span(w.box)[0]) / len(w.text) for w in words]))
+    chars = len(it.line.text.replace(" ", ""))
+    return (it.gx1 - it.gx0) / chars if chars >= 3 else 0.0
 
 
 def _cut_between(it: Item, gaps: list[Gap], above: list[Item], below: list[Item], h: float,
