@@ -76,6 +76,15 @@ def test_two_columns_with_a_spanning_table_between_them():
     assert next(b for b in blocks if b.text.startswith("Table")).kind == "caption"
 
 
+@pytest.mark.parametrize("text, kind", [("Table: Table caption", "caption"), ("Figure: A sketch of the setup", "caption"),
+                                        ("Tables are set with booktabs", "text")])
+def test_an_unnumbered_caption_is_a_caption(text, kind):
+    """beamer sets a caption without a number as "Table: ..." (simpleplus p6); a sentence whose
+    first word starts like a label ("Tables ...") is none."""
+    lines = column("L", 150, 1500, 200, 6) + [line(text, 500, 500, 1100)] + column("M", 150, 1500, 600, 6)
+    assert kind_of(text, layout_page(lines, W, H)) == kind
+
+
 def test_three_columns_of_unequal_width():
     lines = column("A", 100, 400, 200, 12) + column("B", 460, 1000, 200, 12) + column("C", 1060, 1550, 200, 9)
     assert firsts(layout_page(lines, W, H)) == ([f"A{k}" for k in range(12)] + [f"B{k}" for k in range(12)]
