@@ -1113,6 +1113,23 @@ def test_macro_names_in_the_margin_head_the_paragraph_they_stand_beside():
                              "16 \\newcommand* \\showe@macro@N [1] {%"]
 
 
+def test_a_margin_name_boxed_with_its_row_is_cut_where_a_scans_word_box_starts_early():
+    """nccthm p10 (scan): "\\NCC@secskip The package shares ..." boxed as one line; the
+    recogniser started "The" 26 px before the body's ink (the edge), further than half a line
+    height. It is still cut there and the name read before the paragraph, not joined to its row."""
+    text = "described " * 12
+    lines = [_inked(f"intro {k} " + text, 430, 200 + 36 * k, 1387) for k in range(4)]
+    words = [Word("\\secskip", 0.99, [[250, 400], [380, 400], [380, 430], [250, 430]]),
+             Word("The package shares these commands", 0.99, [[404, 400], [1300, 400], [1300, 430], [404, 430]])]
+    lines.append(Line("\\secskip The package shares these commands", 0.99,
+                      [[242, 400], [1308, 400], [1308, 430], [242, 430]], words))
+    lines += [_inked(f"body line {k} " + text, 430, 436 + 36 * k, 1387) for k in range(3)]
+    lines.append(_inked("\\runskip", 300, 436, 380, pad=20))
+    order = _order(build_blocks(lines, 2339))
+    assert "The package shares these commands" in order
+    assert order.index("\\secskip") < order.index("The package shares these commands")
+
+
 def test_names_read_into_rows_below_still_end_the_entry_above():
     """fontaxes p13 (dtx code, the page's own geometry): two names head a sentence and its code;
     the next entry's two names each stand on the baseline of a line beside them and are read

@@ -44,9 +44,11 @@ def cut_at_margin(items: list[Item], params: LayoutParams, h: float, skew: float
 
 
 def _margin_cut(it: Item, edge: float, params: LayoutParams, h: float) -> int | None:
-    """The word index at which the line's word gap meets the body's left edge, if any."""
+    """The word index at which the line's word gap meets the body's left edge, if any (on a
+    scan the recogniser may start the body's first word box up to `note_cut_reach` line heights
+    before its ink)."""
     for k, (a, b) in enumerate(word_gaps(it)):
-        if a <= edge + 0.25 * h and b >= edge - 0.5 * h and a - it.gx0 >= params.note_label * h:
+        if a <= edge + 0.25 * h and b >= edge - params.note_cut_reach * h and a - it.gx0 >= params.note_label * h:
             return k + 1
     return None
 
