@@ -7,7 +7,7 @@ import math
 import pytest
 
 from model_cache.layout import LayoutLine, from_line, layout_page
-from outputs.model import Line
+from outputs.model import Line, Word
 
 W, H = 1654, 2339  # an A4 page at 200 dpi
 
@@ -458,3 +458,37 @@ def test_numbered_headings_with_text_between_stay_headings():
     lines += [line("w " * 40, 150, 560 + 40 * k, 1500) for k in range(4)]
     blocks = layout_page(lines, W, H)
     assert [kind_of(t, blocks) for t in ("1. Introduction", "2. Methods")] == ["title", "title"]
+
+
+def worded(cells: list[str], y: float, starts: list[float], char: float = 20) -> LayoutLine:
+    """One OCR line over a table row: each cell's words from its start, a word space apart."""
+    words = []
+    for cell, x in zip(cells, starts):
+        for t in cell.split():
+            words.append(Word(t, 0.99, [[x, y], [x + char * len(t), y], [x + char * len(t), y + 30], [x, y + 30]]))
+            x += char * len(t) + 10
+    x1 = words[-1].box[1][0]
+    return LayoutLine(" ".join(cells), 0.99, [[starts[0], y], [x1, y], [x1, y + 30], [starts[0], y + 30]], words=words)
+
+
+def test_a_table_boxed_one_line_a_row_gets_its_cells_from_the_gaps_between_words():
+    """simpleplus p6: a slide's table set close, each row boxed as one line; its rows came out
+    as one paragraph ("Treatment 1 0.0003262 0.562 Treatment 2 ...")."""
+    rows = [["Treatment 1", "0.0003262", "0.562"], ["Treatment 2", "0.0015681", "0.910"],
+            ["Treatment 3", "0.0009271", "0.296"]]
+    lines = [worded(r, 310 + 38 * k, [362, 640, 880]) for k, r in enumerate(rows)]
+    blocks = layout_page(lines + [line("Table: Table caption", 520, 450, 740)], 1280, 720)
+    table = next(b for b in blocks if b.kind == "table")
+    assert table.grid == rows
+    assert table.text == "\n".join(" ".join(r) for r in rows)
+
+
+@pytest.mark.parametrize("rows, starts", [
+    # two columns of prose read across: cells of many words
+    ([["the first column runs on here", "and the second one too"]] * 4, [150, 860]),
+    # a listing's line numbers before its code
+    ([[f"{k}", "total = total + value"] for k in range(1, 5)], [150, 260]),
+])
+def test_lines_with_aligned_gaps_that_are_no_table_stay_text(rows, starts):
+    lines = [worded(r, 300 + 38 * k, starts) for k, r in enumerate(rows)]
+    assert "table" not in [b.kind for b in layout_page(lines, W, H)]

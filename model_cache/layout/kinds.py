@@ -195,6 +195,11 @@ def _reads_as_heading(group: Group) -> bool:
     return not (_NUMBERED_HEADING.match(text) and text.endswith("."))
 
 
+def reads_as_code(text: str) -> bool:
+    """Does the line read as code or an address (`_CODE`)?"""
+    return bool(_CODE.search(text))
+
+
 def _text(group: Group) -> str:
     return " ".join(it.line.output_text for it in group.items).strip()
 

@@ -34,7 +34,7 @@ from model_cache.layout.order import ordered_blocks
 from model_cache.layout.paragraphs import join_toc_rows
 from model_cache.layout.rivers import cut_at_rivers
 from model_cache.layout.tab_stops import trim_to_tab_stops
-from model_cache.layout.tables import table_grid
+from model_cache.layout.tables import table_grid, word_tables
 from outputs.model import Block
 
 
@@ -87,7 +87,7 @@ def _groups(lines: list[LayoutLine], width: float, height: float, figures: list[
     if notes:
         groups = weave_notes(groups, note_groups(notes, params, h), params, h)
     groups = _place_figures(groups, figure_groups)
-    return assign_kinds(groups, height, size, params)
+    return word_tables(assign_kinds(groups, height, size, params), params, skew)
 
 
 def is_vertical(lines: list[LayoutLine], share: float = 0.6) -> bool:

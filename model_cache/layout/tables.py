@@ -1,8 +1,15 @@
-"""A table block's grid: its rows' cells assigned to columns, where the columns are clear."""
+"""A table block's grid: its rows' cells assigned to columns, where the columns are clear; and
+tables whose rows the detector boxed as single lines, found from the gaps between their words."""
 
 from __future__ import annotations
 
-from model_cache.layout.geometry import Item
+import re
+
+import numpy as np
+
+from model_cache.layout.crossing import split_at, x_span
+from model_cache.layout.geometry import Group, Item, LayoutParams, make_item, same_row
+from model_cache.layout.kinds import reads_as_code
 
 
 def column_bands(rows: list[list[Item]]) -> list[tuple[float, float]]:
@@ -35,3 +42,73 @@ def table_grid(rows: list[list[Item]], max_columns: int = 12) -> list[list[str]]
         grid.append(cells)
     filled = sum(1 for cells in grid if sum(1 for c in cells if c) >= 2)
     return grid if len(grid) >= 2 and filled >= 0.6 * len(grid) else None
+
+
+def word_tables(groups: list[Group], params: LayoutParams, skew: float) -> list[Group]:
+    """Each paragraph whose lines are a table's rows, boxed one line a row, made a table of
+    cells (`word_cells`); the text stays in the same order."""
+    out = []
+    for group in groups:
+        rows = word_cells(group, params, skew) if group.kind == "text" else None
+        out.append(group if rows is None else Group([it for row in rows for it in row], "table", rows))
+    return out
+
+
+def word_cells(group: Group, params: LayoutParams, skew: float) -> list[list[Item]] | None:
+    """The block's lines cut into cells, or None. A table set close (booktabs' 12 pt between
+    columns) is boxed one line a row; its columns show as bands wider than `cell_gap` line
+    heights that no word of any row covers, with words on both sides in two thirds of the rows.
+    Not prose in two columns read across (cells of a few words), not a listing's line numbers
+    (a first column of numbers alone), not code, not a contents' entries (dot leaders)."""
+    items = group.items
+    if len(items) < params.cell_table_rows or any(not it.line.words for it in items) \
+            or any(same_row(a, b, params) for a, b in zip(items, items[1:])) \
+            or any(reads_as_code(it.line.text) or it.leaders or it.line.leader for it in items) \
+            or any(" ".join(w.text for w in it.line.words).split() != it.line.text.split() for it in items):
+        return None  # (cells are cut between words: the words must hold the line's whole text)
+    h = float(np.median([it.h for it in items]))
+    spans = [[x_span(w.box) for w in it.line.words] for it in items]
+    bands = _cell_bands(spans, params.cell_gap * h)
+    if not bands:
+        return None
+    cuts = [(a + b) / 2 for a, b in bands]
+    texts = [[" ".join(w.text for w, s in zip(it.line.words, sp) if _column(s, cuts) == k)
+              for k in range(len(cuts) + 1)] for it, sp in zip(items, spans)]
+    words = [len(cell.split()) for row in texts for cell in row if cell]
+    if float(np.median(words)) > params.cell_words or max(words) > 2 * params.cell_words:
+        return None
+    if all(_NUMBER.fullmatch(row[0]) for row in texts if row[0]):
+        return None  # a listing's line numbers
+    return [_cut(it, sp, cuts, skew) for it, sp in zip(items, spans)]
+
+
+_NUMBER = re.compile(r"\d+")
+
+
+def _cell_bands(spans: list[list[tuple[float, float]]], gap: float) -> list[tuple[float, float]]:
+    """x-bands at least `gap` wide that no word covers, with words on both sides in two thirds
+    of the rows (and in two at least)."""
+    covered = sorted(s for row in spans for s in row)
+    free, reach = [], covered[0][0]
+    for a, b in covered:
+        if a - reach >= gap:
+            free.append((reach, a))
+        reach = max(reach, b)
+    least = max(2, 2 * len(spans) / 3)
+    return [(a, b) for a, b in free if sum(1 for row in spans if row[0][0] < a and row[-1][1] > b) >= least]
+
+
+def _column(span: tuple[float, float], cuts: list[float]) -> int:
+    return sum(1 for c in cuts if (span[0] + span[1]) / 2 > c)
+
+
+def _cut(it: Item, spans: list[tuple[float, float]], cuts: list[float], skew: float) -> list[Item]:
+    """The line's cells: cut before the first word of each column after its first."""
+    cells, rest, first = [], it, 0
+    columns = [_column(s, cuts) for s in spans]
+    for k in range(1, len(columns)):
+        if columns[k] != columns[k - 1]:
+            left, right = split_at(rest, k - first)
+            cells.append(make_item(left, skew, it.ids))
+            rest, first = make_item(right, skew, it.ids), k
+    return cells + [rest]
