@@ -481,6 +481,14 @@ def test_a_table_boxed_one_line_a_row_gets_its_cells_from_the_gaps_between_words
     table = next(b for b in blocks if b.kind == "table")
     assert table.grid == rows
     assert table.text == "\n".join(" ".join(r) for r in rows)
+    # its header, a rule's depth above, cut at the same columns
+    header = worded(["Treatments", "Response 1", "Response 2"], 250, [362, 640, 880])
+    blocks = layout_page([header] + lines, 1280, 720)
+    assert [b.kind for b in blocks] == ["table"]
+    assert blocks[0].grid == [["Treatments", "Response 1", "Response 2"], *rows]
+    # a line whose words run across the columns' edges is no header
+    blocks = layout_page([worded(["A sentence that runs on over the table's width"], 250, [362])] + lines, 1280, 720)
+    assert [b.kind for b in blocks] == ["text", "table"]
 
 
 @pytest.mark.parametrize("rows, starts", [

@@ -46,16 +46,48 @@ def table_grid(rows: list[list[Item]], max_columns: int = 12) -> list[list[str]]
 
 def word_tables(groups: list[Group], params: LayoutParams, skew: float) -> list[Group]:
     """Each paragraph whose lines are a table's rows, boxed one line a row, made a table of
-    cells (`word_cells`); the text stays in the same order."""
-    out = []
+    cells (`word_cells`), with the one-line block just above it as its header where that line's
+    words stand clear of the table's column bands (a rule under the header set it apart); the
+    text stays in the same order."""
+    out: list[Group] = []
     for group in groups:
-        rows = word_cells(group, params, skew) if group.kind == "text" else None
-        out.append(group if rows is None else Group([it for row in rows for it in row], "table", rows))
+        found = word_cells(group, params, skew) if group.kind == "text" else None
+        if found is None:
+            out.append(group)
+            continue
+        rows, cuts = found
+        header = _header(out[-1], group, cuts, params, skew) if out else None
+        if header is not None:
+            out.pop()
+            rows = [header, *rows]
+        out.append(Group([it for row in rows for it in row], "table", rows))
     return out
 
 
-def word_cells(group: Group, params: LayoutParams, skew: float) -> list[list[Item]] | None:
-    """The block's lines cut into cells, or None. A table set close (booktabs' 12 pt between
+def _header(above: Group, table: Group, cuts: list[float], params: LayoutParams, skew: float) -> list[Item] | None:
+    """The block's one line cut at the table's columns, if it heads the table: a text or title
+    line with words, within `header_gap` line heights above it, none of its words across a
+    column's edge."""
+    if above.kind not in ("text", "title") or len(above.items) != 1:
+        return None
+    it = above.items[0]
+    words = it.line.words or []
+    top = min(row.y0 for row in table.items)
+    if not words or not _whole(it) or not 0 <= top - it.y1 <= params.header_gap * it.h:
+        return None
+    spans = [x_span(w.box) for w in words]
+    if any(_column((a, a), cuts) != _column((b, b), cuts) for a, b in spans):
+        return None
+    return _cut(it, spans, cuts, skew)
+
+
+def _whole(it: Item) -> bool:
+    """Do the line's words hold its whole text (cells are cut between words)?"""
+    return " ".join(w.text for w in it.line.words or []).split() == it.line.text.split()
+
+
+def word_cells(group: Group, params: LayoutParams, skew: float) -> tuple[list[list[Item]], list[float]] | None:
+    """The block's lines cut into cells and the x positions between its columns, or None. A table set close (booktabs' 12 pt between
     columns) is boxed one line a row; its columns show as bands wider than `cell_gap` line
     heights that no word of any row covers, with words on both sides in two thirds of the rows.
     Not prose in two columns read across (cells of a few words), not a listing's line numbers
@@ -64,8 +96,8 @@ def word_cells(group: Group, params: LayoutParams, skew: float) -> list[list[Ite
     if len(items) < params.cell_table_rows or any(not it.line.words for it in items) \
             or any(same_row(a, b, params) for a, b in zip(items, items[1:])) \
             or any(reads_as_code(it.line.text) or it.leaders or it.line.leader for it in items) \
-            or any(" ".join(w.text for w in it.line.words).split() != it.line.text.split() for it in items):
-        return None  # (cells are cut between words: the words must hold the line's whole text)
+            or not all(map(_whole, items)):
+        return None
     h = float(np.median([it.h for it in items]))
     spans = [[x_span(w.box) for w in it.line.words] for it in items]
     bands = _cell_bands(spans, params.cell_gap * h)
@@ -79,7 +111,7 @@ def word_cells(group: Group, params: LayoutParams, skew: float) -> list[list[Ite
         return None
     if all(_NUMBER.fullmatch(row[0]) for row in texts if row[0]):
         return None  # a listing's line numbers
-    return [_cut(it, sp, cuts, skew) for it, sp in zip(items, spans)]
+    return [_cut(it, sp, cuts, skew) for it, sp in zip(items, spans)], cuts
 
 
 _NUMBER = re.compile(r"\d+")
