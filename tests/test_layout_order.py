@@ -1147,8 +1147,8 @@ def test_names_read_into_rows_below_still_end_the_entry_above():
               _inked("311 \\newcommand*\\suffix{}", 427, 1259, 934, pad=4, h=28)]
     order = _order(build_blocks(lines, 2200))
     start = order.index("\\checkfam")
-    assert order[start:start + 4] == ["\\checkfam", "\\iffam", "Check if family switching would yield an existing shape.",
-                                      "298 \\newif\\iffam"]
+    assert order[start:start + 4] == ["\\checkfam", "\\iffam",
+                                      "Check if family switching would yield an existing shape.", "298 \\newif\\iffam"]
     assert order[-5:] == ["\\prefix", "The results of splitting a family name.", "\\suffix",
                           "310 \\newcommand*\\prefix{}", "311 \\newcommand*\\suffix{}"]
 

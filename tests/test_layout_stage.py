@@ -76,7 +76,8 @@ def test_two_columns_with_a_spanning_table_between_them():
     assert next(b for b in blocks if b.text.startswith("Table")).kind == "caption"
 
 
-@pytest.mark.parametrize("text, kind", [("Table: Table caption", "caption"), ("Figure: A sketch of the setup", "caption"),
+@pytest.mark.parametrize("text, kind", [("Table: Table caption", "caption"),
+                                        ("Figure: A sketch of the setup", "caption"),
                                         ("Tables are set with booktabs", "text")])
 def test_an_unnumbered_caption_is_a_caption(text, kind):
     """beamer sets a caption without a number as "Table: ..." (simpleplus p6); a sentence whose

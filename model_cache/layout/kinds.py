@@ -16,7 +16,8 @@ from outputs.enumeration import counts_on, enumeration_label
 from outputs.model import BLOCK_KINDS as KINDS
 # A caption's label: numbered ("Figure 3:", "TABLE IV", "图 1"), or unnumbered and followed by a
 # colon ("Table: ..." as beamer sets it); not a word that starts like one ("Tables are ...").
-_CAPTION = re.compile(r"^\s*(?i:figure|fig\.|table|tab\.|listing|algorithm|exhibit|图|表)\s*([\dA-Z一二三四五六七八九十]|[:：])")
+_CAPTION = re.compile(r"^\s*(?i:figure|fig\.|table|tab\.|listing|algorithm|exhibit|图|表)"
+                      r"\s*([\dA-Z一二三四五六七八九十]|[:：])")
 # A numbered heading: "3", "2.4", "A.1", "IV." or "Chapter 2" / "第3章" before its words.
 _NUMBERED_HEADING = re.compile(r"^\s*((\d{1,2}|[A-Z])(\.\d{1,2}){0,3}\.?|[IVX]{1,5}\.|(?i:chapter|section|part|appendix)\s+\w+"
                                r"|第\s*[\d一二三四五六七八九十]+\s*[章节部篇])\s+\S")

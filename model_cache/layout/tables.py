@@ -87,9 +87,10 @@ def _whole(it: Item) -> bool:
 
 
 def word_cells(group: Group, params: LayoutParams, skew: float) -> tuple[list[list[Item]], list[float]] | None:
-    """The block's lines cut into cells and the x positions between its columns, or None. A table set close (booktabs' 12 pt between
-    columns) is boxed one line a row; its columns show as bands wider than `cell_gap` line
-    heights that no word of any row covers, with words on both sides in two thirds of the rows.
+    """The block's lines cut into cells and the x positions between its columns, or None. A
+    table set close (booktabs' 12 pt between columns) is boxed one line a row; its columns show
+    as bands wider than `cell_gap` line heights that no word of any row covers, with words on
+    both sides in two thirds of the rows.
     Not prose in two columns read across (cells of a few words), not a listing's line numbers
     (a first column of numbers alone), not code, not a contents' entries (dot leaders)."""
     items = group.items
