@@ -1130,6 +1130,21 @@ def test_a_margin_name_boxed_with_its_row_is_cut_where_a_scans_word_box_starts_e
     assert order.index("\\secskip") < order.index("The package shares these commands")
 
 
+def test_names_heading_a_paragraph_lead_it_though_a_row_below_took_a_name():
+    """exam-n p10: "\\rubric" and "\\norubric" stand in the margin from a paragraph's first row;
+    lower down the same paragraph "\\baserubric" stands on its row's baseline and is read into
+    that row. The paragraph's left edge is its own lines', not that name's: the two names head
+    the paragraph (they stood after it)."""
+    text = "described " * 12
+    lines = [_inked(f"intro {k} " + text, 402, 200 + 36 * k, 1390) for k in range(3)]
+    lines += [_inked(f"para {k} " + text, 402, 400 + 36 * k, 1390) for k in range(6)]
+    lines += [_inked("\\rubric", 300, 400, 374, pad=20), _inked("\\norubric", 280, 436, 374, pad=20),
+              _inked("\\baserubric", 250, 544, 374, pad=20)]
+    order = _order(build_blocks(lines, 2339))
+    assert order.index("\\norubric") < order.index("para 0 " + text)
+    assert order.index("para 3 " + text) < order.index("\\baserubric") < order.index("para 4 " + text)
+
+
 def test_names_read_into_rows_below_still_end_the_entry_above():
     """fontaxes p13 (dtx code, the page's own geometry): two names head a sentence and its code;
     the next entry's two names each stand on the baseline of a line beside them and are read

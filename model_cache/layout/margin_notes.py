@@ -148,6 +148,7 @@ def weave_notes(blocks: list[Group], groups: list[list[Item]], params: LayoutPar
     described by a short text). A note above all the body comes first; one wholly in the gap
     below a run comes before the next run."""
     firsts = [g[0] for g in groups]  # a note read into a row still starts an entry
+    noted = {id(it) for g in groups for it in g}
     blocks, groups = notes_into_rows(blocks, groups, params)
     geometry = [block.items for block in blocks]
     runs = paragraph_runs(geometry, firsts, params, h)
@@ -155,7 +156,8 @@ def weave_notes(blocks: list[Group], groups: list[list[Item]], params: LayoutPar
     for n, group in enumerate(groups):
         r = max((r for r, run in enumerate(runs)
                  if min(it.y0 for it in geometry[run[0]]) < group[0].y1), default=-1)
-        run_items = [it for k in runs[r] for it in geometry[k]] if r >= 0 else []
+        # (the run's body lines: a note read into one of its rows is no part of what it describes)
+        run_items = [it for k in runs[r] for it in geometry[k] if id(it) not in noted] if r >= 0 else []
         if run_items and r + 1 < len(runs) and min(it.y0 for it in group) >= max(it.y1 for it in run_items):
             # Wholly below the run, in the gap before the next one: the next run's heading
             # (a macro's name over its code listing).
