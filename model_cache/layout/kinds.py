@@ -188,7 +188,7 @@ def _reads_as_heading(group: Group) -> bool:
     page number in a box of its own at the row's end (a running head's), and no numbered
     sentence (a footnote whose raised mark makes its box tall)?"""
     text = _text(group)
-    if not _LETTERS.search(text) or _FORMULA.search(text) or _CODE.search(text):
+    if not _LETTERS.search(text) or _FORMULA.search(text) or reads_as_code(text):
         return False
     last = group.items[-1].line.text
     if len(group.items) > 1 and (reads_as_page_numbers(last) or _PAGE_OF.fullmatch(last.strip())):

@@ -526,7 +526,6 @@ def _listed(side: list[Item], params: LayoutParams) -> bool:
     return bulleted >= params.column_rows and bulleted >= 0.8 * len(counted)
 
 
-
 def _gaps_filled(side: list[Item], other: list[Item], params: LayoutParams) -> int:
     """How many of `side`'s blank bands (deeper than a paragraph gap) hold a row of `other`; 0
     unless `side`'s pieces between them average `column_rows` rows or more."""

@@ -3,8 +3,6 @@ tables whose rows the detector boxed as single lines, found from the gaps betwee
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from model_cache.layout.crossing import split_at, x_span
@@ -78,7 +76,7 @@ def _header(above: Group, table: Group, cuts: list[float], params: LayoutParams,
     spans = [x_span(w.box) for w in words]
     if any(_column((a, a), cuts) != _column((b, b), cuts) for a, b in spans):
         return None
-    return _cut(it, spans, cuts, skew)
+    return _cut(it, [_column(s, cuts) for s in spans], skew)
 
 
 def _whole(it: Item) -> bool:
@@ -105,17 +103,15 @@ def word_cells(group: Group, params: LayoutParams, skew: float) -> tuple[list[li
     if not bands:
         return None
     cuts = [(a + b) / 2 for a, b in bands]
-    texts = [[" ".join(w.text for w, s in zip(it.line.words, sp) if _column(s, cuts) == k)
-              for k in range(len(cuts) + 1)] for it, sp in zip(items, spans)]
+    columns = [[_column(s, cuts) for s in sp] for sp in spans]  # each word's column, row by row
+    texts = [[" ".join(w.text for w, c in zip(it.line.words, cols) if c == k) for k in range(len(cuts) + 1)]
+             for it, cols in zip(items, columns)]
     words = [len(cell.split()) for row in texts for cell in row if cell]
     if float(np.median(words)) > params.cell_words or max(words) > 2 * params.cell_words:
         return None
-    if all(_NUMBER.fullmatch(row[0]) for row in texts if row[0]):
+    if all(row[0].isdecimal() for row in texts if row[0]):
         return None  # a listing's line numbers
-    return [_cut(it, sp, cuts, skew) for it, sp in zip(items, spans)], cuts
-
-
-_NUMBER = re.compile(r"\d+")
+    return [_cut(it, cols, skew) for it, cols in zip(items, columns)], cuts
 
 
 def _cell_bands(spans: list[list[tuple[float, float]]], gap: float) -> list[tuple[float, float]]:
@@ -135,10 +131,10 @@ def _column(span: tuple[float, float], cuts: list[float]) -> int:
     return sum(1 for c in cuts if (span[0] + span[1]) / 2 > c)
 
 
-def _cut(it: Item, spans: list[tuple[float, float]], cuts: list[float], skew: float) -> list[Item]:
-    """The line's cells: cut before the first word of each column after its first."""
+def _cut(it: Item, columns: list[int], skew: float) -> list[Item]:
+    """The line's cells: cut before the first word of each column after its first (`columns`:
+    each word's column)."""
     cells, rest, first = [], it, 0
-    columns = [_column(s, cuts) for s in spans]
     for k in range(1, len(columns)):
         if columns[k] != columns[k - 1]:
             left, right = split_at(rest, k - first)
