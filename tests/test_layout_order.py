@@ -319,6 +319,21 @@ def test_a_centred_figure_comes_before_the_left_aligned_heading_under_it():
                               "Text under the heading " + "z" * 30, "sub a label", "sub b label"]
 
 
+def test_a_footline_under_a_picture_stays_one_row_of_page_text():
+    """A slide's footline (author, title, date, page) set right under a picture: the figure's
+    region, grown a line height for its labels, reaches over the two items in the middle, but
+    the row runs on past the region's side: the page's last row, read as one."""
+    lines = [_line("Slide title", 40, 60, 400, 45),
+             _line("label in the picture", 600, 400, 900),
+             _line("Author (Univ)", 90, 1230, 250), _line("Short title", 450, 1230, 600),
+             _line("Lectures 31-34", 780, 1230, 940), _line("4 / 43", 960, 1230, 1020)]
+    figures = [(320, 100, 975, 1280)]
+    blocks = layout_page([from_line(line) for line in lines], 1040, 1280, figures=figures)
+    figure = next(b for b in blocks if b.kind == "figure")
+    assert [line.text for line in figure.lines] == ["label in the picture"]
+    assert " ".join(_order(blocks[blocks.index(figure) + 1:])) == "Author (Univ) Short title Lectures 31-34 4 / 43"
+
+
 def _inked(text: str, x0: float, y0: float, x1: float, pad: float = 8, h: float = 30) -> Line:
     """An OCR line whose word box is its ink and whose detector box is padded by `pad`."""
     return Line(text, 0.99, [[x0 - pad, y0], [x1 + pad, y0], [x1 + pad, y0 + h], [x0 - pad, y0 + h]],

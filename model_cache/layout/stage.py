@@ -26,7 +26,7 @@ from dataclasses import replace
 from model_cache.layout.crossing import split_crossing
 from model_cache.layout.geometry import (Group, Item, LayoutParams, Rect, deskewed_rule, join_leaders, join_row,
                                          layout_unit, make_item, median_height, page_skew, rows_of,
-                                         set_vertically)
+                                         same_row, set_vertically)
 from model_cache.layout.kinds import assign_kinds
 from model_cache.layout.lines import LayoutLine, output_lines
 from model_cache.layout.margin_notes import cut_at_margin, note_groups, split_margin_notes, weave_notes
@@ -79,7 +79,7 @@ def _groups(lines: list[LayoutLine], width: float, height: float, figures: list[
     if not items:
         return []
     h, size = layout_unit(items), median_height(items)  # gaps in h; box sizes (kinds) against size
-    figure_groups, items = _take_figures(items, figures, params)
+    figure_groups, items = _take_figures(items, figures, params, h)
     # Rules inside a figure are the drawing's; the others are laid out deskewed, like the lines.
     rules = [deskewed_rule(r, skew) for r in rules if not any(_inside(r, f) for f in figures)]
     notes, body = split_margin_notes(cut_at_margin(items, params, h, skew), params, h, height)
@@ -110,17 +110,38 @@ def _block(group: Group) -> Block:
     return Block(output_lines([it.line for it in group.items]), group.kind, grid)
 
 
-def _take_figures(items: list[Item], figures: list[Rect],
-                  params: LayoutParams) -> tuple[list[Group], list[Item]]:
+def _take_figures(items: list[Item], figures: list[Rect], params: LayoutParams,
+                  h: float) -> tuple[list[Group], list[Item]]:
     """(one figure group per region holding lines, the other items). A region is read row by row."""
     groups, rest = [], list(items)
     for x0, y0, x1, y1 in figures:
-        inside = [it for it in rest if x0 <= (it.x0 + it.x1) / 2 <= x1 and y0 <= it.cy <= y1]
+        inside = [it for it in rest if _centred_in(it, (x0, y0, x1, y1))]
+        page_text = [it for it in rest if not any(_centred_in(it, f) for f in figures)]
+        inside = [it for it in inside if not _runs_out(it, (x0, y0, x1, y1), page_text, params, h)]
         if inside:
             rows = [join_row(row, params) for row in rows_of(inside, params)]
             groups.append((Group([it for row in rows for it in row], "figure"), (x0, y0, x1, y1)))
             rest = [it for it in rest if all(it is not o for o in inside)]
     return groups, rest
+
+
+def _centred_in(it: Item, region: Rect) -> bool:
+    x0, y0, x1, y1 = region
+    return x0 <= (it.x0 + it.x1) / 2 <= x1 and y0 <= it.cy <= y1
+
+
+def _runs_out(it: Item, region: Rect, items: list[Item], params: LayoutParams, h: float) -> bool:
+    """Is the item, in the page's first or last row, part of a row of the page's text (`items`:
+    those in no figure) that runs on past the region's side (a slide's footline under a
+    picture), not a label of the drawing? The region reaches a line height past its ink for
+    such labels."""
+    x0, y0, x1, y1 = region
+    if min(it.cy - y0, y1 - it.cy) > 1.5 * h:
+        return False
+    if any(o.y0 > it.y1 for o in items) and any(o.y1 < it.y0 for o in items):
+        return False
+    return any(o is not it and same_row(it, o, params) and (o.x0 < x0 < o.x1 or o.x0 < x1 < o.x1)
+               for o in items)
 
 
 def _inside(rule: Rect, region: Rect) -> bool:
