@@ -359,6 +359,18 @@ def test_a_heading_set_bold_at_the_body_size_is_a_title(heading):
     assert kind_of(heading, blocks) == "text"
 
 
+@pytest.mark.parametrize("heading", ["Contents", "可用的样式"])
+def test_a_heading_in_larger_type_whose_box_is_barely_taller_is_a_title(heading):
+    """A short word without descenders, set a size up (a slide's frame title, \\section*{Contents}),
+    boxed only 1.13 times as tall as the body's lines: its characters are half as wide again.
+    The same box with the body's character width stays text; a Chinese character counts as two."""
+    cells = 8 if heading == "Contents" else 10
+    wide = line(heading, 150, 580, 150 + cells * 51, h=34, stroke=1.4)
+    assert kind_of(heading, layout_page(body_with(wide), W, H)) == "title"
+    narrow = line(heading, 150, 580, 150 + cells * 34, h=34, stroke=1.4)
+    assert kind_of(heading, layout_page(body_with(narrow), W, H)) == "text"
+
+
 @pytest.mark.parametrize("text", [
     "\\end{tikzpicture}",                     # code in a heavier font
     "85 \\immediate\\write\\@bibdataout{%",    # a numbered line of code

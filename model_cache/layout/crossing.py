@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from model_cache.layout.geometry import Item, LayoutParams, layout_unit, make_item, median_height
+from model_cache.layout.geometry import Item, LayoutParams, layout_unit, make_item, median_height, pitch, x_span
 from model_cache.layout.lines import OCR, LayoutLine
 from outputs.model import Word
 
@@ -88,18 +88,8 @@ def _set_larger(it: Item, near: list[Item], params: LayoutParams) -> bool:
     crosses, in their own type."""
     if it.h <= params.cross_title * median_height(near or [it]):
         return False
-    pitches = [p for p in map(_pitch, near) if p]
-    return not pitches or _pitch(it) > params.cross_pitch * float(np.median(pitches))
-
-
-def _pitch(it: Item) -> float:
-    """The width of the line's characters: the median over its words of three characters or more
-    (a dot leader's spread dots and the spaces between words left out), else over its ink."""
-    words = [w for w in it.line.words or () if len(w.text) >= 3 and any(ch.isalnum() for ch in w.text)]
-    if words:
-        return float(np.median([(x_span(w.box)[1] - x_span(w.box)[0]) / len(w.text) for w in words]))
-    chars = len(it.line.text.replace(" ", ""))
-    return (it.gx1 - it.gx0) / chars if chars >= 3 else 0.0
+    pitches = [p for p in map(pitch, near) if p]
+    return not pitches or pitch(it) > params.cross_pitch * float(np.median(pitches))
 
 
 def _cut_between(it: Item, gaps: list[Gap], above: list[Item], below: list[Item], h: float,
@@ -161,11 +151,6 @@ def word_gaps(it: Item) -> list[Gap]:
         return []
     unit = (it.gx1 - it.gx0) / max(len(text), 1)
     return [(it.gx0 + k * unit, it.gx0 + (k + 1) * unit) for k, ch in enumerate(text) if ch == " "]
-
-
-def x_span(box) -> tuple[float, float]:
-    xs = [p[0] for p in box]
-    return min(xs), max(xs)
 
 
 def split_at(it: Item, cut: int) -> tuple[LayoutLine, LayoutLine]:

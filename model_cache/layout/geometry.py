@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -50,6 +51,7 @@ class LayoutParams:
     fragment_rows: int = 3  # a box gutter with this few rows on one side (a letter heading) may be read across
     title_size: float = 1.25  # a short block set this much larger than the body is a title...
     numbered_title_size: float = 1.1  # ...and a numbered line ("2.4 Results") set this much larger
+    title_pitch: float = 1.25  # ...or boxed that much taller with characters this much wider than the body's
     bold_stroke: float = 1.25  # ...and a short block drawn with strokes this much wider than the body's
     item_align: float = 0.5  # a line counting on a block's enumeration starts this near its first (line heights)
     cell_table_rows: int = 3  # a paragraph of this many lines, one a row...
@@ -368,3 +370,24 @@ def open_rules(rules: Sequence[Rect], h: float, tall: float = 5.0, reach: float 
         if not ends:
             out.append((x0, y0, x1, y1))
     return out
+
+
+def x_span(box) -> tuple[float, float]:
+    xs = [p[0] for p in box]
+    return min(xs), max(xs)
+
+
+def pitch(it: Item) -> float:
+    """The width of the line's characters: the median over its words of three characters or more
+    (a dot leader's spread dots and the spaces between words left out), else over its ink. A
+    wide character (a Chinese or Japanese one, a full-width form) counts as two: set in one
+    size, a Chinese line and a Latin one then have about one pitch."""
+    words = [w for w in it.line.words or () if len(w.text) >= 3 and any(ch.isalnum() for ch in w.text)]
+    if words:
+        return float(np.median([(x_span(w.box)[1] - x_span(w.box)[0]) / _cells(w.text) for w in words]))
+    chars = _cells(it.line.text.replace(" ", ""))
+    return (it.gx1 - it.gx0) / chars if chars >= 3 else 0.0
+
+
+def _cells(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)

@@ -10,7 +10,7 @@ import re
 
 import numpy as np
 
-from model_cache.layout.geometry import Group, Item, LayoutParams
+from model_cache.layout.geometry import Group, Item, LayoutParams, pitch
 from model_cache.layout.lines import reads_as_page_numbers
 from outputs.enumeration import counts_on, enumeration_label
 from outputs.model import BLOCK_KINDS as KINDS
@@ -41,6 +41,7 @@ def assign_kinds(groups: list[Group], page_height: float, h: float, params: Layo
     """The groups with each text group's kind set (tables and figures keep theirs), a bold
     heading set tight over its lines first split off its block."""
     body_h = _body_height(groups, h)
+    body_pitch = _most_characters([(p, len(it.line.text)) for g in groups for it in g.items if (p := pitch(it))])
     body_stroke = _body_stroke(groups)
     groups = [part for group in groups for part in _heading_off(group, body_stroke, params)]
     for group in groups:
@@ -52,7 +53,7 @@ def assign_kinds(groups: list[Group], page_height: float, h: float, params: Layo
         elif _CAPTION.match(first.text) and len(group.items) <= 6:
             group.kind = "caption"
         elif _reads_as_heading(group) and (
-                _is_title(group, body_h, params)
+                _is_title(group, body_h, body_pitch, params)
                 or (_is_bold_heading(group, body_stroke, params)
                     and not _running(group, groups, page_height, params))):
             group.kind = "title"
@@ -205,16 +206,28 @@ def _text(group: Group) -> str:
     return " ".join(it.line.output_text for it in group.items).strip()
 
 
-def _is_title(group: Group, body_h: float, params: LayoutParams) -> bool:
-    """A short block set larger than the body; or one numbered line ("2.4 Results") set a little
-    larger, which is no table of contents' entry (those end in their page number)."""
+def _is_title(group: Group, body_h: float, body_pitch: float | None, params: LayoutParams) -> bool:
+    """A short block set larger than the body (`_set_wider` where its box alone does not show
+    it); or one numbered line ("2.4 Results") set a little larger, which is no table of
+    contents' entry (those end in their page number)."""
     size = float(np.median([_size(it) for it in group.items]))
     chars = sum(len(it.line.text) for it in group.items)
-    if len(group.items) <= 3 and chars <= 200 and size > params.title_size * body_h:
+    if len(group.items) <= 3 and chars <= 200 and (size > params.title_size * body_h
+                                                   or _set_wider(group, size, body_h, body_pitch, params)):
         return True
     text = group.items[0].line.output_text
     return (len(group.items) == 1 and chars <= 100 and size > params.numbered_title_size * body_h
             and bool(_NUMBERED_HEADING.match(text)) and not _ENDS_IN_PAGE_NUMBER.search(text))
+
+
+def _set_wider(group: Group, size: float, body_h: float, body_pitch: float | None, params: LayoutParams) -> bool:
+    """An OCR block boxed a little taller than the body's lines, its characters `title_pitch`
+    times as wide: a larger size whose box hides it (a word without descenders, a slide's
+    frame title over a body of one bigger font). Not a lead-in ending in ':'; a text layer's
+    lines have their font size."""
+    return (body_pitch is not None and size > params.numbered_title_size * body_h
+            and all(it.line.font_size is None for it in group.items) and not _text(group).endswith(_LEAD_IN)
+            and float(np.median([pitch(it) for it in group.items])) > params.title_pitch * body_pitch)
 
 
 def _mark_footnotes(groups: list[Group], page_height: float, body_h: float) -> None:

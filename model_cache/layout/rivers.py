@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from model_cache.layout.crossing import split_at, x_span
-from model_cache.layout.geometry import Item, LayoutParams, layout_unit, make_item
+from model_cache.layout.crossing import split_at
+from model_cache.layout.geometry import Item, LayoutParams, layout_unit, make_item, x_span
 
 Span = tuple[float, float]
 # How far (line heights) past a band a line's box may reach and still be one column's line

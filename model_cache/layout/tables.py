@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from model_cache.layout.crossing import split_at, x_span
-from model_cache.layout.geometry import Group, Item, LayoutParams, make_item, same_row
+from model_cache.layout.crossing import split_at
+from model_cache.layout.geometry import Group, Item, LayoutParams, make_item, same_row, x_span
 from model_cache.layout.kinds import reads_as_code
 
 
