@@ -114,10 +114,10 @@ def _take_figures(items: list[Item], figures: list[Rect], params: LayoutParams,
                   h: float) -> tuple[list[Group], list[Item]]:
     """(one figure group per region holding lines, the other items). A region is read row by row."""
     groups, rest = [], list(items)
+    page_text = [it for it in items if not any(_centred_in(it, f) for f in figures)]
     for x0, y0, x1, y1 in figures:
-        inside = [it for it in rest if _centred_in(it, (x0, y0, x1, y1))]
-        page_text = [it for it in rest if not any(_centred_in(it, f) for f in figures)]
-        inside = [it for it in inside if not _runs_out(it, (x0, y0, x1, y1), page_text, params, h)]
+        inside = [it for it in rest if _centred_in(it, (x0, y0, x1, y1))
+                  and not _runs_out(it, (x0, y0, x1, y1), page_text, params, h)]
         if inside:
             rows = [join_row(row, params) for row in rows_of(inside, params)]
             groups.append((Group([it for row in rows for it in row], "figure"), (x0, y0, x1, y1)))
@@ -131,10 +131,10 @@ def _centred_in(it: Item, region: Rect) -> bool:
 
 
 def _runs_out(it: Item, region: Rect, items: list[Item], params: LayoutParams, h: float) -> bool:
-    """Is the item, in the page's first or last row, part of a row of the page's text (`items`:
-    those in no figure) that runs on past the region's side (a slide's footline under a
-    picture), not a label of the drawing? The region reaches a line height past its ink for
-    such labels."""
+    """Is the item, in the page's first or last row and within a line and a half of the region's
+    top or bottom edge, part of a row of the page's text (`items`: those in no figure) that
+    runs on past the region's side (a slide's footline under a picture), not a label of the
+    drawing? The region reaches a line height past its ink for such labels."""
     x0, y0, x1, y1 = region
     if min(it.cy - y0, y1 - it.cy) > 1.5 * h:
         return False
