@@ -1128,6 +1128,20 @@ def test_macro_names_in_the_margin_head_the_paragraph_they_stand_beside():
                              "16 \\newcommand* \\showe@macro@N [1] {%"]
 
 
+def test_macro_names_stacked_up_to_their_codes_first_line_are_read_before_it():
+    """ltxdoc's macro environment straight over code (epsfig p1): the names stand flush right
+    in the margin, the last on the first code line's row, the others above it, their boxes a
+    little taller than the line pitch (the first name's reaches into the code's first row);
+    they are read before the code, not after the listing."""
+    text = "described " * 12
+    lines = [_inked(f"intro {k} " + text, 402, 200 + 36 * k, 1390, h=38) for k in range(3)]
+    lines += [_inked("\\psfig", 300, 520, 374, pad=20, h=38), _inked("\\epsfig", 290, 556, 374, pad=20, h=38)]
+    code = [f"{5 + k} \\let\\Gin@ewidth{k}" for k in range(12)]
+    lines += [_inked(line, 402, 556 + 36 * k, 900, h=38) for k, line in enumerate(code)]
+    order = _order(build_blocks(lines, 2339))
+    assert order[order.index("\\psfig"):] == ["\\psfig", "\\epsfig"] + code
+
+
 def test_a_margin_name_boxed_with_its_row_is_cut_where_a_scans_word_box_starts_early():
     """nccthm p10 (scan): "\\NCC@secskip The package shares ..." boxed as one line; the
     recogniser started "The" 26 px before the body's ink (the edge), further than half a line

@@ -227,15 +227,16 @@ def _row_partner(note: Item, where: list[tuple[int, Item]],
 
 def _note_leads(group: list[Item], run: list[Item], params: LayoutParams, h: float) -> bool:
     """A note is read before its run when it is the run's label: one line on the row of a
-    one-line run, or names stacked in the left margin from the run's first row down: one word
-    each, in one size, not smaller than the body's (the macros a LaTeX package's paragraph and
-    code describe; a name with a date stamp under it, "Updated: 2020-04-08", follows its
-    paragraph, as l3doc's text layer has it); or when it reaches well below the run."""
+    one-line run, or names stacked in the left margin from the run's first row down (or up to
+    it: a macro's names over its code's first line): one word each, in one size, not smaller
+    than the body's (the macros a LaTeX package's paragraph and code describe; a name with a
+    date stamp under it, "Updated: 2020-04-08", follows its paragraph, as l3doc's text layer
+    has it); or when it reaches well below the run."""
     one_line = len(group) == 1 and len(rows_of(run, params)) == 1
     heights = [it.h for it in group]
     size = params.note_size * max(median_height(run), max(heights))
     names = (len(group) > 1 and group[-1].gx1 <= min(it.gx0 for it in run) and min(heights) >= size
              and _one_word_each(group))
-    label = same_row(group[0], run[0], params) and (one_line or names)
+    label = (same_row(group[0], run[0], params) or same_row(group[-1], run[0], params)) and (one_line or names)
     overrun = max(it.y1 for it in group) - max(it.y1 for it in run) > params.note_overrun * h
     return label or overrun
