@@ -232,8 +232,14 @@ def free_bands(items: list[Item], lo: float, hi: float, min_width: float,
                ink: bool = False) -> list[tuple[float, float]]:
     """x-intervals of [lo, hi] that no box (with `ink`, no line's ink) covers, at least
     min_width wide (edges included)."""
+    return free_spans([x_ends(it, ink) for it in items], lo, hi, min_width)
+
+
+def free_spans(spans: list[tuple[float, float]], lo: float, hi: float,
+               min_width: float) -> list[tuple[float, float]]:
+    """x-intervals of [lo, hi] that none of the (x0, x1) spans covers, at least min_width wide."""
     bands, reach = [], lo
-    for x0, x1 in sorted(x_ends(it, ink) for it in items):
+    for x0, x1 in sorted(spans):
         if x0 - reach >= min_width:
             bands.append((reach, x0))
         reach = max(reach, x1)

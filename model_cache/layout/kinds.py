@@ -29,6 +29,7 @@ _FORMULA = re.compile(r"[=<>≤≥≠≈→←↔⇒∫∑∏√∂∞±×÷]")
 # directive.
 _CODE = re.compile(r"[{}@]|://|\bwww\.|\w\.\w+\(|^\s*(from\s+[\w.]+\s+)?import\s+\w|^\s*(\d+\s+)?[\\%#]")
 _PAGE_OF = re.compile(r"\d+\s*/\s*\d+")  # "55/92": a page of so many
+_PROSE = ("text", "title", "list")  # the kinds a numbered list's items may have been given
 _LEAD_IN = (".", ",", ";", ":", "：", "。")  # how a sentence or a lead-in ends, and a heading does not
 _ENDS_IN_PAGE_NUMBER = re.compile(r"(\.\.\.|\s)\s*([0-9]+|[ivxlc]+)\s*$", re.IGNORECASE)
 # A note's mark: a number, a symbol or a circled number, then a space or punctuation; or a
@@ -128,9 +129,6 @@ def _mark_enumerations(groups: list[Group], params: LayoutParams) -> list[Group]
 def _counts_on(upper: Group, lower: Group) -> bool:
     return (upper.kind in _PROSE and lower.kind in _PROSE
             and counts_on(upper.items[0].line.output_text, lower.items[0].line.output_text))
-
-
-_PROSE = ("text", "title", "list")
 
 
 def _enumerated_items(group: Group, params: LayoutParams) -> list[Group]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from model_cache.layout.crossing import split_at
-from model_cache.layout.geometry import Group, Item, LayoutParams, make_item, same_row, x_span
+from model_cache.layout.geometry import Group, Item, LayoutParams, free_spans, make_item, same_row, x_span
 from model_cache.layout.kinds import reads_as_code
 
 
@@ -117,12 +117,8 @@ def word_cells(group: Group, params: LayoutParams, skew: float) -> tuple[list[li
 def _cell_bands(spans: list[list[tuple[float, float]]], gap: float) -> list[tuple[float, float]]:
     """x-bands at least `gap` wide that no word covers, with words on both sides in two thirds
     of the rows (and in two at least)."""
-    covered = sorted(s for row in spans for s in row)
-    free, reach = [], covered[0][0]
-    for a, b in covered:
-        if a - reach >= gap:
-            free.append((reach, a))
-        reach = max(reach, b)
+    covered = [s for row in spans for s in row]
+    free = free_spans(covered, min(a for a, _ in covered), max(b for _, b in covered), gap)
     least = max(2, 2 * len(spans) / 3)
     return [(a, b) for a, b in free if sum(1 for row in spans if row[0][0] < a and row[-1][1] > b) >= least]
 
