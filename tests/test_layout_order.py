@@ -958,6 +958,41 @@ def test_an_index_line_across_the_gutter_below_a_heading_is_cut_where_its_word_g
                      + [f"right entry {k} {k + 3}" for k in range(11)] + ["right entry 11 14"])
 
 
+def _first_row_crossing(paragraph_y: float) -> list[str]:
+    """The texts `split_crossing` leaves of a two-column index (entries from y=200, 40 px apart;
+    ink from x=100 and x=760) whose first row the detector boxed as one line over both columns,
+    under a full-width paragraph line at `paragraph_y`. The leader dots of the index go unread,
+    so most left entries end at x=560 and the first row's page number "3" stands 25 px after
+    the "." read of its dots, the gutter 40 px after it."""
+    from model_cache.layout.crossing import split_crossing
+    lines = [_worded([("Locations", 100, 400), ("in", 412, 450), ("bold", 462, 540), ("indicate", 552, 800),
+                      ("primary", 812, 1000), ("reference.", 1012, 1380)], paragraph_y)]
+    lines.append(_worded([("left", 100, 170), ("entry", 182, 450), ("0", 462, 600), (".", 612, 640),
+                          ("3", 665, 720), ("right", 760, 850), ("entry", 862, 980), ("0", 992, 1010)], 200))
+    for k in range(1, 10):
+        y = 200 + 40 * k
+        lines.append(_inked(f"left entry {k}", 100, y, 560, pad=6))
+        lines.append(_inked(f"right entry {k} {k + 3}", 760, y, 1380, pad=6))
+    items = [make_item(from_line(line)) for line in lines]
+    return [it.line.text for it in split_crossing(items, LayoutParams(), 0.0)]
+
+
+def test_an_index_first_row_run_across_the_gutter_under_a_paragraph_is_cut_at_the_gutter():
+    """sample-index p7: a paragraph a blank above the index ran through the gutter's x and kept
+    the first row whole, which closed the gutter for the whole page. The paragraph is not the
+    index's: only lines of the row's own run (to a blank) close a gutter. Of the row's two word
+    gaps where the lines below stop and start again, the wider is cut: the narrower is where
+    the unread dots end before the page number."""
+    texts = _first_row_crossing(125)
+    assert "left entry 0 . 3" in texts and "right entry 0" in texts
+
+
+def test_a_paragraphs_line_right_above_a_crossing_row_keeps_it_whole():
+    """The same line set at the rows' own spacing above the first row is of its run: it runs
+    through the gap, and the row is not cut."""
+    assert "left entry 0 . 3 right entry 0" in _first_row_crossing(165)
+
+
 def test_three_index_columns_with_a_box_gutter_beside_only_one_are_read_column_by_column():
     """A three-column index of short entries, 30 px apart in ink. The first two columns' padded
     boxes nearly touch (10 px) while a box gutter of 20 px parts the second from the third. The

@@ -7,7 +7,8 @@ words are read across the columns. The evidence that it is two lines is around i
 lines above it and below it stop short of one x position and start again after it (the
 detector cut them there), and the line has a word gap at that position. It is cut there;
 nothing is cut where a line above or below runs through the gap, nor without lines on
-both sides of the gap above it or below it.
+both sides of the gap above it or below it. Only lines of the crossing line's own run close
+a gap: a paragraph a blank above an index does not keep the index's first row whole.
 """
 
 from __future__ import annotations
@@ -95,7 +96,8 @@ def _set_larger(it: Item, near: list[Item], params: LayoutParams) -> bool:
 def _cut_between(it: Item, gaps: list[Gap], above: list[Item], below: list[Item], h: float,
                  params: LayoutParams, gaps_of: _GapCache, hug: float | None = None) -> int | None:
     """The first word gap of `it` where the lines above and below leave a gutter (`_gutter_at`)."""
-    for k, (a, b) in enumerate(gaps):
+    # The widest gap first: a leader's dots, unread, leave a gap of their own just before a gutter.
+    for k, (a, b) in sorted(enumerate(gaps), key=lambda kg: kg[1][0] - kg[1][1]):
         if b - a < params.cross_gap * h or (k == 0 and it.line.bullet):
             continue  # (a list item's bullet stands apart from its text, in no column of its own)
         # A word box's end is where the recogniser put it, a few pixels either way of the ink:
@@ -125,7 +127,7 @@ def _gutter_at(x: float, side: list[Item], it: Item, h: float, params: LayoutPar
     runs through x (unless through a word gap of its own: another crossing line); False if
     neither (no lines, or lines on one side of x only)."""
     span = [o for o in side if o.gx1 > it.gx0 and o.gx0 < it.gx1]
-    if any(o.gx0 < x < o.gx1 and not _gap_at(gaps_of(o), x, h) for o in span):
+    if any(o.gx0 < x < o.gx1 and not _gap_at(gaps_of(o), x, h) for o in _run_of(it, span, h, params)):
         return None
     left = [o.gx1 for o in span if o.gx1 <= x]
     right = [o.gx0 for o in span if o.gx0 >= x]
@@ -133,6 +135,20 @@ def _gutter_at(x: float, side: list[Item], it: Item, h: float, params: LayoutPar
         return False
     gutter = min(right) - max(left)
     return gutter >= params.cross_gap * h and (hug is None or gutter <= hug * h)
+
+
+def _run_of(it: Item, side: list[Item], h: float, params: LayoutParams) -> list[Item]:
+    """The lines of `side` (all above `it`, or all below it) in one run with `it`: up to the first
+    blank deeper than `cross_blank` line heights."""
+    up = bool(side) and side[0].cy < it.cy
+    run: list[Item] = []
+    edge = it.y0 if up else it.y1
+    for o in sorted(side, key=lambda o: -o.y1 if up else o.y0):
+        if (edge - o.y1 if up else o.y0 - edge) > params.cross_blank * h:
+            break
+        run.append(o)
+        edge = min(edge, o.y0) if up else max(edge, o.y1)
+    return run
 
 
 def _gap_at(gaps: list[Gap], x: float, h: float) -> bool:

@@ -68,6 +68,7 @@ class LayoutParams:
     index_tails: float = 0.5  # a column whose rows end in page numbers this often is an index's
     cross_reach: float = 4.0  # a line crossing a gutter: neighbours this near (line heights)...
     cross_gap: float = 0.3  # ...leave a gap this wide where the line has a word gap as wide
+    cross_blank: float = 1.0  # ...where no line of their run (to a blank this deep) runs through it
     cross_hug: float = 2.0  # ...and, looked for twice as far, a gap no wider than this
     cross_title: float = 1.2  # ...unless it is a title: a box this much taller than theirs...
     cross_pitch: float = 1.1  # ...with characters this much wider (larger type, not a taller box)

@@ -154,7 +154,9 @@ def _gap_has_leader(rgb: np.ndarray, x0: float, x1: float, y0: float, y1: float,
     xs, xe = max(0, int(x0)), min(w, int(np.ceil(x1)))
     if ye <= ys or xe <= xs:
         return False
-    gray = rgb[ys:ye, xs:xe].mean(axis=2)
+    # The darkest channel, as in `_band`: a red or blue page number after the dots is as dark as
+    # black there, where the channels' mean and the median filter lose its thin strokes.
+    gray = rgb[ys:ye, xs:xe].min(axis=2)
     return is_leader(gray, 0, xe - xs, 0, ye - ys, row, lead_out)
 
 
