@@ -95,7 +95,7 @@ def _set_larger(it: Item, near: list[Item], params: LayoutParams) -> bool:
 
 def _cut_between(it: Item, gaps: list[Gap], above: list[Item], below: list[Item], h: float,
                  params: LayoutParams, gaps_of: _GapCache, hug: float | None = None) -> int | None:
-    """The first word gap of `it` where the lines above and below leave a gutter (`_gutter_at`)."""
+    """The widest word gap of `it` where the lines above and below leave a gutter (`_gutter_at`)."""
     # The widest gap first: a leader's dots, unread, leave a gap of their own just before a gutter.
     for k, (a, b) in sorted(enumerate(gaps), key=lambda kg: kg[1][0] - kg[1][1]):
         if b - a < params.cross_gap * h or (k == 0 and it.line.bullet):
@@ -124,8 +124,8 @@ def _gutter_at(x: float, side: list[Item], it: Item, h: float, params: LayoutPar
                gaps_of: _GapCache, hug: float | None = None) -> bool | None:
     """True if lines on this side of `it` stop before x and others start after it, within
     `it`'s span (and with `hug`, within that many line heights of each other); None if a line
-    runs through x (unless through a word gap of its own: another crossing line); False if
-    neither (no lines, or lines on one side of x only)."""
+    of `it`'s run (`_run_of`) runs through x (unless through a word gap of its own: another
+    crossing line); False if neither (no lines, or lines on one side of x only)."""
     span = [o for o in side if o.gx1 > it.gx0 and o.gx0 < it.gx1]
     if any(o.gx0 < x < o.gx1 and not _gap_at(gaps_of(o), x, h) for o in _run_of(it, span, h, params)):
         return None
