@@ -1,5 +1,7 @@
 """Reading order on synthetic layouts (boxes in, blocks out; no model needed)."""
 
+import math
+
 from model_cache.layout import from_line, layout_page
 from model_cache.layout.geometry import LayoutParams, make_item, median_height
 from model_cache.layout.tab_stops import trim_to_tab_stops
@@ -956,6 +958,33 @@ def test_an_index_line_across_the_gutter_below_a_heading_is_cut_where_its_word_g
     order = _order(build_blocks(lines, 2339))
     assert order == ([f"left entry {k} {k + 3}" for k in range(10)] + ["T", "left entry 11 14"]
                      + [f"right entry {k} {k + 3}" for k in range(11)] + ["right entry 11 14"])
+
+
+def test_a_skewed_scans_line_across_the_gutter_is_cut_at_the_gutter_of_the_deskewed_page():
+    """A scan turned a degree: at the foot of the page a row's x drifts 30 px. A line the
+    detector ran across the gutter there has its word gaps in the page's pixels; they are
+    measured where the lines around them are, in the deskewed frame, and it is cut at the
+    gutter (pdfreview p1's scan: its two columns' rows read across, 0.414 -> 0.047)."""
+    slope = math.tan(math.radians(1.0))
+
+    def turned(x: float, y: float) -> list[float]:  # a point of the level page, turned by the skew
+        return [x - slope * y, y + slope * x]
+
+    def quad(x0: float, y0: float, x1: float, y1: float) -> list[list[float]]:
+        return [turned(x0, y0), turned(x1, y0), turned(x1, y1), turned(x0, y1)]
+
+    lines = []
+    for k in range(12):
+        y = 1700 + 40 * k
+        left, right = (f"left entry {k} " + "x" * 20, 100, 720), (f"right entry {k} " + "y" * 20, 744, 1380)
+        if k == 6:
+            words = [Word(t, 0.99, quad(a, y, b, y + 30)) for t, a, b in (left, right)]
+            lines.append(Line(f"{left[0]} {right[0]}", 0.99, quad(94, y, 1386, y + 30), words))
+        else:
+            lines += [Line(t, 0.99, quad(a - 6, y, b + 6, y + 30), [Word(t, 0.99, quad(a, y, b, y + 30))])
+                      for t, a, b in (left, right)]
+    order = _order(layout_page([from_line(line) for line in lines], 1654, 2339, skew=math.radians(1.0)))
+    assert [t.split()[0] for t in order] == ["left"] * 12 + ["right"] * 12
 
 
 def _first_row_crossing(paragraph_y: float) -> list[str]:

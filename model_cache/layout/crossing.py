@@ -17,7 +17,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from model_cache.layout.geometry import Item, LayoutParams, layout_unit, make_item, median_height, pitch, x_span
+from model_cache.layout.geometry import (Item, LayoutParams, layout_unit, make_item, median_height, pitch,
+                                         word_extents, x_span)
 from model_cache.layout.lines import OCR, LayoutLine
 from outputs.model import Word
 
@@ -160,7 +161,7 @@ def word_gaps(it: Item) -> list[Gap]:
     from the text, each character taking an equal share of the ink's width."""
     line = it.line
     if line.words and len(line.words) >= 2:
-        spans = [x_span(w.box) for w in line.words]
+        spans = word_extents(it)
         return [(spans[k][1], spans[k + 1][0]) for k in range(len(spans) - 1)]
     text = line.text
     if " " not in text.strip():

@@ -199,6 +199,18 @@ def _ink_extent(line: LayoutLine, x0: float, x1: float, h: float, skew: float) -
     return x0 + pad, x1 - pad
 
 
+def word_extents(it: Item) -> list[tuple[float, float]] | None:
+    """The x extents of the line's recognised words in the deskewed frame of `make_item`, or
+    None without word boxes. Word boxes are the page's pixels: on a scan turned a degree, a
+    row's x shifts by its height on the page times the angle (30 px at the foot of a page),
+    which the line's box, deskewed in its item, tells."""
+    words = it.line.words
+    if not words:
+        return None
+    shift = it.x0 - min(p[0] for p in it.line.box)
+    return [(a + shift, b + shift) for a, b in (x_span(w.box) for w in words)]
+
+
 def median_height(items: list[Item]) -> float:
     """The lines' median box height: what a line's size is compared with."""
     return float(np.median([it.h for it in items])) if items else 1.0

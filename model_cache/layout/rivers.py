@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from model_cache.layout.crossing import split_at
-from model_cache.layout.geometry import Item, LayoutParams, layout_unit, make_item, x_span
+from model_cache.layout.geometry import Item, LayoutParams, layout_unit, make_item, word_extents
 
 Span = tuple[float, float]
 # How far (line heights) past a band a line's box may reach and still be one column's line
@@ -48,7 +48,7 @@ def word_spans(it: Item) -> list[Span]:
     """The x extents of the line's words (its ink as one span where it has no word boxes)."""
     if it.ink is None or not it.line.words:
         return [(it.gx0, it.gx1)]
-    return sorted(x_span(w.box) for w in it.line.words)
+    return sorted(word_extents(it))
 
 
 def find_rivers(items: list[Item], params: LayoutParams, h: float) -> list[River]:
