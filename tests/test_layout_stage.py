@@ -504,6 +504,34 @@ def test_a_table_boxed_one_line_a_row_gets_its_cells_from_the_gaps_between_words
     assert [b.kind for b in blocks] == ["text", "table"]
 
 
+def test_a_table_boxed_a_row_a_line_on_a_skewed_scan_gets_its_cells_in_the_deskewed_frame():
+    """chemfig p7's scan: a key/value table turned a degree, its rows boxed one line a row. Down
+    sixteen rows the word boxes drift 11 px in the page's pixels, closing the 35 px band between
+    the columns to 24, under a line height; measured deskewed, as the lines are, it stays 35."""
+    slope = math.tan(math.radians(1.0))
+
+    def turned(x: float, y: float) -> list[float]:
+        return [x - slope * y, y + slope * x]
+
+    lines = []
+    for k in range(16):
+        y = 300 + 40 * k
+        cells = [(f"key{k} sep", 100, 365), (f"{k}pt", 400, 460)]
+        words = []
+        for text, x0, x1 in cells:
+            parts = text.split()
+            step = (x1 - x0 + 10) / len(parts)
+            for j, t in enumerate(parts):
+                a = x0 + j * step
+                words.append(Word(t, 0.99, [turned(a, y), turned(a + step - 10, y), turned(a + step - 10, y + 30),
+                                            turned(a, y + 30)]))
+        box = [turned(94, y), turned(466, y), turned(466, y + 30), turned(94, y + 30)]
+        lines.append(LayoutLine(" ".join(t for t, _, _ in cells), 0.99, box, words=words))
+    blocks = layout_page(lines, W, H, skew=math.radians(1.0))
+    assert [b.kind for b in blocks] == ["table"]
+    assert blocks[0].grid == [[f"key{k} sep", f"{k}pt"] for k in range(16)]
+
+
 @pytest.mark.parametrize("rows, starts", [
     # two columns of prose read across: cells of many words
     ([["the first column runs on here", "and the second one too"]] * 4, [150, 860]),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from model_cache.layout.crossing import split_at
-from model_cache.layout.geometry import Group, Item, LayoutParams, free_spans, make_item, same_row, x_span
+from model_cache.layout.geometry import Group, Item, LayoutParams, free_spans, make_item, same_row, word_extents
 from model_cache.layout.kinds import reads_as_code
 
 
@@ -73,7 +73,7 @@ def _header(above: Group, table: Group, cuts: list[float], params: LayoutParams,
     top = min(row.y0 for row in table.items)
     if not words or not _whole(it) or not 0 <= top - it.y1 <= params.header_gap * it.h:
         return None
-    spans = [x_span(w.box) for w in words]
+    spans = word_extents(it)
     if any(_column((a, a), cuts) != _column((b, b), cuts) for a, b in spans):
         return None
     return _cut(it, [_column(s, cuts) for s in spans], skew)
@@ -98,7 +98,7 @@ def word_cells(group: Group, params: LayoutParams, skew: float) -> tuple[list[li
             or not all(map(_whole, items)):
         return None
     h = float(np.median([it.h for it in items]))
-    spans = [[x_span(w.box) for w in it.line.words] for it in items]
+    spans = [word_extents(it) for it in items]
     bands = _cell_bands(spans, params.cell_gap * h)
     if not bands:
         return None
