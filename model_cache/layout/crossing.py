@@ -97,6 +97,9 @@ def _set_larger(it: Item, near: list[Item], params: LayoutParams) -> bool:
 def _cut_between(it: Item, gaps: list[Gap], above: list[Item], below: list[Item], h: float,
                  params: LayoutParams, gaps_of: _GapCache, hug: float | None = None) -> int | None:
     """The widest word gap of `it` where the lines above and below leave a gutter (`_gutter_at`)."""
+    # Each side's lines within `it`'s span, and those of its run, once for every gap tried.
+    spans = [[o for o in side if o.gx1 > it.gx0 and o.gx0 < it.gx1] for side in (above, below)]
+    sides = [(span, _run_of(it, span, up, h, params)) for span, up in zip(spans, (True, False))]
     # The widest gap first: a leader's dots, unread, leave a gap of their own just before a gutter.
     for k, (a, b) in sorted(enumerate(gaps), key=lambda kg: kg[1][0] - kg[1][1]):
         if b - a < params.cross_gap * h or (k == 0 and it.line.bullet):
@@ -104,8 +107,8 @@ def _cut_between(it: Item, gaps: list[Gap], above: list[Item], below: list[Item]
         # A word box's end is where the recogniser put it, a few pixels either way of the ink:
         # the gutter may stand anywhere in the gap, not only at its centre.
         for x in _positions(a, b):
-            sides = [_gutter_at(x, side, it, h, params, gaps_of, hug) for side in (above, below)]
-            if None not in sides and any(sides):
+            found = [_gutter_at(x, span, run, h, params, gaps_of, hug) for span, run in sides]
+            if None not in found and any(found):
                 return k + 1
     return None
 
@@ -121,14 +124,14 @@ def _positions(a: float, b: float) -> list[float]:
     return [a + t * (b - a) for t in (0.5, 0.25, 0.75, 0.0, 1.0)]
 
 
-def _gutter_at(x: float, side: list[Item], it: Item, h: float, params: LayoutParams,
+def _gutter_at(x: float, span: list[Item], run: list[Item], h: float, params: LayoutParams,
                gaps_of: _GapCache, hug: float | None = None) -> bool | None:
-    """True if lines on this side of `it` stop before x and others start after it, within
-    `it`'s span (and with `hug`, within that many line heights of each other); None if a line
-    of `it`'s run (`_run_of`) runs through x (unless through a word gap of its own: another
-    crossing line); False if neither (no lines, or lines on one side of x only)."""
-    span = [o for o in side if o.gx1 > it.gx0 and o.gx0 < it.gx1]
-    if any(o.gx0 < x < o.gx1 and not _gap_at(gaps_of(o), x, h) for o in _run_of(it, span, h, params)):
+    """True if lines on this side of the crossing line (`span`: those within its x span) stop
+    before x and others start after it (with `hug`, within that many line heights of each
+    other); None if a line of its run (`run`, `_run_of`) runs through x (unless through a word
+    gap of its own: another crossing line); False if neither (no lines, or lines on one side of
+    x only)."""
+    if any(o.gx0 < x < o.gx1 and not _gap_at(gaps_of(o), x, h) for o in run):
         return None
     left = [o.gx1 for o in span if o.gx1 <= x]
     right = [o.gx0 for o in span if o.gx0 >= x]
@@ -138,10 +141,9 @@ def _gutter_at(x: float, side: list[Item], it: Item, h: float, params: LayoutPar
     return gutter >= params.cross_gap * h and (hug is None or gutter <= hug * h)
 
 
-def _run_of(it: Item, side: list[Item], h: float, params: LayoutParams) -> list[Item]:
-    """The lines of `side` (all above `it`, or all below it) in one run with `it`: up to the first
-    blank deeper than `cross_blank` line heights."""
-    up = bool(side) and side[0].cy < it.cy
+def _run_of(it: Item, side: list[Item], up: bool, h: float, params: LayoutParams) -> list[Item]:
+    """The lines of `side` (all above `it` if `up`, else all below it) in one run with `it`: up
+    to the first blank deeper than `cross_blank` line heights."""
     run: list[Item] = []
     edge = it.y0 if up else it.y1
     for o in sorted(side, key=lambda o: -o.y1 if up else o.y0):
