@@ -1389,3 +1389,40 @@ def test_margin_names_boxed_with_the_rows_beside_them_head_their_paragraph():
         "\\ccname", "\\enclname", "\\pagename", "\\headtoname", "This document class is for documents",
         "a version for another language, various", "English words that require replacement.",
         "359 \\newcommand*\\ccname{cc}"]
+
+
+
+def _option_entries(flush_left: bool = False) -> list[Line]:
+    """prooftrees' options: each option's name set flush right in the left margin on the row of
+    its value syntax, its negation and its type under it, the type on the row of the entry's
+    "Default:" line; then the description."""
+    full = "text " * 40
+
+    def label(text: str, y: float) -> Line:
+        width = 11 * len(text)
+        return _line(text, 100, y, 100 + width) if flush_left else _line(text, 372 - width, y, 372)
+
+    lines = [_line(f"intro{k} " + full, 395, 100 + 36 * k, 1500) for k in range(3)]
+    y = 220
+    for name in ("auto move", "line numbering", "single branches"):
+        lines += [label(name, y + 4), _line("= true|false", 395, y, 560), label(f"not {name}", y + 33),
+                  label("Forest boolean register", y + 60), _line("Default: true", 395, y + 65, 580)]
+        lines += [_line(f"describe {name} {k} " + full, 395, y + 115 + 36 * k, 1500) for k in range(3)]
+        lines.append(_line(f"Example: {name}=false", 395, y + 240, 800))
+        y += 320
+    return lines
+
+
+def test_an_options_label_box_is_read_row_by_row_with_its_entry():
+    order = _order(build_blocks(_option_entries(), 2339))
+    start = order.index("auto move")
+    assert order[start:start + 6] == ["auto move", "= true|false", "not auto move", "Forest boolean register",
+                                      "Default: true", "describe auto move 0 " + "text " * 40]
+
+
+def test_a_note_set_flush_left_in_the_margin_is_read_whole():
+    # cnltx's "Introduced in / version 1.3" beside a command's description is no label box:
+    # its text layer keeps the note's lines together
+    order = _order(build_blocks(_option_entries(flush_left=True), 2339))
+    start = order.index("auto move")
+    assert order[start:start + 3] == ["auto move", "not auto move", "Forest boolean register"]

@@ -182,6 +182,9 @@ def notes_into_rows(blocks: list[Group], groups: list[list[Item]],
         partners = [_row_partner(note, where, params) for note in group]
         aligned = all(p is not None and _on_its_baseline(note, p[1], typical, params)
                       for note, p in zip(group, partners))
+        if _labels_row(group, partners, typical, params):
+            _insert_label(out, group, partners)
+            continue
         if not aligned or len({id(p[1]) for p in partners}) < len(partners) or _heads_block(group, partners, out):
             rest.append(group)
             continue
@@ -189,6 +192,42 @@ def notes_into_rows(blocks: list[Group], groups: list[list[Item]],
             at = next(i for i, it in enumerate(out[k].items) if it is body)
             out[k].items.insert(at if left else at + 1, note)
     return out, rest
+
+
+def _labels_row(group: list[Item], partners: list[tuple[int, Item, bool] | None], typical: float,
+                params: LayoutParams) -> bool:
+    """An entry's label block set flush right in the left margin: a name on a body row's baseline
+    in the body's type, with lines under it ("not auto move", "Forest boolean register"), one at least beside
+    no body row, the others on a row's baseline in the name's block or beside the next block's
+    first rows. It is read row by row with the name's block, a line beside no row of it after
+    the row above, as the option's box sits in the text layer. (A stamp beside the next block's
+    first row right under the name, l3doc's "Updated: 2020-04-08", is read after the paragraph,
+    as l3doc's text layer has it; so is a note set flush left, "Introduced in / version 1.3", as
+    cnltx's has it.)"""
+    first = partners[0]
+    if (len(group) < 2 or first is None or not first[2] or _one_word_each(group)
+            or all(p is not None for p in partners[1:]) or np.ptp([it.gx1 for it in group]) > 0.25 * typical):
+        return False
+    inside = [(note, p) for note, p in zip(group, partners) if p is not None and p[0] == first[0]]
+    return (len({id(p[1]) for _, p in inside}) == len(inside)
+            and all(p[2] and _on_its_baseline(note, p[1], typical, params) for note, p in inside)
+            and all(p is None or p[0] >= first[0] for p in partners))
+
+
+def _insert_label(blocks: list[Group], group: list[Item], partners: list[tuple[int, Item, bool] | None]) -> None:
+    k = partners[0][0]
+    items = blocks[k].items
+    noted: set[int] = set()
+    at = 0
+    for note, partner in zip(group, partners):
+        if partner is not None and partner[0] == k:
+            at = next(i for i, it in enumerate(items) if it is partner[1])
+        else:
+            while at < len(items) and (id(items[at]) in noted or items[at].cy < note.cy):
+                at += 1
+        items.insert(at, note)
+        noted.add(id(note))
+        at += 1
 
 
 def _heads_block(group: list[Item], partners: list[tuple[int, Item, bool]], blocks: list[Group]) -> bool:
