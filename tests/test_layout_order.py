@@ -353,6 +353,23 @@ def test_a_gutter_open_between_the_ink_only_parts_text_columns():
     assert _order(build_blocks(lines, 2339)) == expected
 
 
+def test_a_contents_beside_a_column_of_text_breaking_at_the_same_height_is_a_column():
+    """tikz-planets' first page: the contents in the left column, sections in the right, the
+    padded boxes touching across an ink gutter, and a blank across both columns where a contents
+    group ends and a section begins. A grid of examples breaks at the same heights, but a side
+    of contents entries (titles ending in page numbers) is a column, not grid cells."""
+    lines, y = [], 200
+    for group in range(2):
+        for k in range(5):  # a title's leader dots run on to its page number
+            lines += [_inked(f"{group}.{k} Entry title . . . . . {k}", 186, y + 40 * k, 835),
+                      _inked(f"right {group}.{k} " + "y" * 28, 862, y + 40 * k, 1560)]
+        y += 240
+    order = _order(build_blocks(lines, 2339))
+    assert order == ([f"{g}.{k} Entry title . . . . . {k}" for g in range(2) for k in range(5)]
+                     + [f"right {g}.{k} " + "y" * 28 for g in range(2) for k in range(5)])
+
+
+
 def test_a_description_list_as_close_as_an_inked_gutter_stays_row_by_row():
     """Labels and their descriptions 20-40 px apart in ink: each label is read with its item."""
     lines, y = [], 200
@@ -402,14 +419,16 @@ def test_fragments_of_a_three_column_index_are_joined_across_both_inked_gutters(
 
 
 
-def test_fragments_of_an_index_are_joined_without_the_two_column_section_under_it():
-    """intopdf's index and, after a blank, its change history in two columns too, both starting
-    at the same height: read with the history the index's fragments break level on both sides,
-    as a grid's rows do, and no longer read as columns. Without it they do: they are joined."""
+def test_fragments_of_a_glossary_are_joined_without_the_two_column_section_under_it():
+    """A tight glossary (terms described, no page numbers) and, after a blank, a section in two
+    columns too, both starting at the same height: read with that section the glossary's
+    fragments break level on both sides, as a grid's rows do, and no longer read as columns.
+    Without it they do: they are joined. (Entries ending in page numbers are an index's or a
+    contents' column whatever breaks beside them: intopdf's index over its change history.)"""
     from model_cache.layout.order import Region, _join_inked
 
     def fragment(rows: range, gutters: list[tuple[float, float]], top: float) -> Region:
-        lines = [_inked(f"\\{name}entry{k} ... {k}", x0, top + 40 * k, x0 + (380 if gutters else 460), pad=12)
+        lines = [_inked(f"\\{name}entry{k} described", x0, top + 40 * k, x0 + (380 if gutters else 460), pad=12)
                  for k in rows for name, x0 in zip("ab", (100, 588))]
         return Region([make_item(from_line(line)) for line in lines], gutters)
 

@@ -692,7 +692,9 @@ def _ink_gutter(items: list[Item], params: LayoutParams, h: float, rules: Sequen
     Not the cells of a ruled table (`ruled_across`), however close, nor sides that a blank band
     runs across more than once: two columns of text rarely break at the same height, a grid of
     examples does (a heading over the columns is one side's piece; a running head alone on its
-    row, over both, is no piece of either). `bands`: the items'
+    row, over both, is no piece of either). A side of contents or index entries is a column
+    wherever it breaks (tikz-planets' contents beside its first sections, both after a blank
+    at one height). `bands`: the items'
     `_ink_bands`, where the caller has them."""
     pieces = _blank_separated(items, params.para_gap * h)
     for lo, hi in _ink_bands(items, params, h) if bands is None else bands:
@@ -703,7 +705,8 @@ def _ink_gutter(items: list[Item], params: LayoutParams, h: float, rules: Sequen
             continue
         both = sum(1 for piece in pieces if len(rows_of(piece, params)) > 1
                    and any(it.gx1 <= cut for it in piece) and any(it.gx0 >= cut for it in piece))
-        if both <= 1 and _narrow_gutter(left, right, hi - lo, params, ink=True):
+        if (both <= 1 or _entries(left, params) or _entries(right, params)) and _narrow_gutter(
+                left, right, hi - lo, params, ink=True):
             return lo, hi
     return None
 
