@@ -353,6 +353,18 @@ def test_a_gutter_open_between_the_ink_only_parts_text_columns():
     assert _order(build_blocks(lines, 2339)) == expected
 
 
+def test_a_small_page_number_a_blank_below_two_columns_starts_its_own_region():
+    """A page number of one digit, set small in the gutter under the columns, is no detached
+    mark between rows: joined to the columns' region it closed their gutter between the ink."""
+    from model_cache.layout.order import merged_regions
+
+    lines = [_inked(f"{side} {k} " + "x" * 30, x0, 200 + 40 * k, x0 + 600)
+             for k in range(3) for side, x0 in (("left", 100), ("right", 760))]
+    lines.append(_inked("7", 725, 400, 735, pad=2, h=18))
+    regions = merged_regions([make_item(from_line(line)) for line in lines], 18.0, 30.0)
+    assert [len(r.items) for r in regions] == [6, 1] and regions[0].gutters
+
+
 def test_a_contents_beside_a_column_of_text_breaking_at_the_same_height_is_a_column():
     """tikz-planets' first page: the contents in the left column, sections in the right, the
     padded boxes touching across an ink gutter, and a blank across both columns where a contents

@@ -87,8 +87,10 @@ def merged_regions(items: list[Item], gutter: float, h: float,
     bands_of: list[list[tuple[float, float]]] = []
     for strip in horizontal_strips(items):
         bands = _strip_bands(strip, lo, hi, gutter, column_rules)
-        if regions and _marks_only(strip, h):  # a detached superscript, accent or dot between
-            regions[-1].items = regions[-1].items + strip  # rows neither ends nor starts a region
+        # A detached superscript, accent or dot between rows neither ends nor starts a region;
+        # a lone small page number a blank below the text is no such mark.
+        if regions and _marks_only(strip, h) and _gap_above(strip, regions[-1].items) <= 0.8 * h:
+            regions[-1].items = regions[-1].items + strip
             continue
         own = interior(bands, strip)  # the strip's own gutters
         if regions:
@@ -99,7 +101,7 @@ def merged_regions(items: list[Item], gutter: float, h: float,
             joined = region.items + strip
             had_gutter = bool(region.gutters) or bool(own)
             gutters = interior(common, joined)
-            after_gap = min(it.y0 for it in strip) - max(it.y1 for it in region.items) > 0.8 * h
+            after_gap = _gap_above(strip, region.items) > 0.8 * h
             if (after_gap and region.gutters and not own and not _column_heading(strip, region, h)
                     and not any(_ruled(a, b, strip, column_rules) for a, b in gutters)):
                 gutters = []  # one-sided (unless a rule runs on down the gutter beside it)
@@ -116,6 +118,10 @@ def merged_regions(items: list[Item], gutter: float, h: float,
         regions.append(Region(list(strip), own))
         bands_of.append(bands)
     return regions
+
+
+def _gap_above(strip: list[Item], region: list[Item]) -> float:
+    return min(it.y0 for it in strip) - max(it.y1 for it in region)
 
 
 def _rule_beside_both(upper: list[tuple[float, float]], lower: list[tuple[float, float]], strip: list[Item],
