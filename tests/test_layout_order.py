@@ -604,6 +604,32 @@ def _worded(words: list[tuple[str, float, float]], y0: float, pad: float = 8, h:
     return Line(" ".join(t for t, _, _ in words), 0.99, [[x0, y0], [x1, y0], [x1, y0 + h], [x0, y0 + h]], boxes)
 
 
+def test_an_index_line_starting_at_a_page_number_past_its_column_is_cut_at_the_gutter():
+    """snapshot's index: a row's page number stands out past its column's other lines and the
+    detector boxed it with the next column's entry. Above and below, in the crossing line's span,
+    there are only the next column's lines; the lines beside its start (within `cross_reach`)
+    stop before the gap, and the gutter they leave (2.4 line heights) is cut."""
+    from model_cache.layout.crossing import split_crossing
+
+    lines = []
+    for k in range(8):
+        y = 200 + 40 * k
+        if k == 3:
+            lines += [_worded([("\\controldates", 300, 465)], y),
+                      _worded([("515", 559, 595), ("\\kernel", 625, 860), ("457", 886, 923)], y)]
+        else:
+            lines += [_worded([(f"\\a{k}", 300, 465), (f"{500 + k}", 520, 553)], y),
+                      _worded([(f"\\b{k}", 625, 860), (f"{400 + k}", 886, 923)], y)]
+    items = split_crossing([make_item(from_line(line)) for line in lines], LayoutParams(), 0.0)
+    texts = [it.line.text for it in items]
+    assert "515" in texts and "\\kernel 457" in texts
+    # Lines beside its start that stop far short of the gap (5 line heights) are no evidence
+    far = [_worded([(t, 300, 465)], ln.box[0][1]) if ln.text.startswith("\\a") else ln
+           for ln in lines for t in [ln.text.split()[0]]]
+    items = split_crossing([make_item(from_line(line)) for line in far], LayoutParams(), 0.0)
+    assert "515 \\kernel 457" in [it.line.text for it in items]
+
+
 def _column_words(side: str, k: int, x0: float, x1: float) -> list[tuple[str, float, float]]:
     """Six words filling [x0, x1] with 10-14 px word gaps that move from row to row."""
     gap, width = 10 + 2 * (k % 3), (x1 - x0 - 5 * 12) / 6

@@ -70,6 +70,7 @@ class LayoutParams:
     cross_gap: float = 0.3  # ...leave a gap this wide where the line has a word gap as wide
     cross_blank: float = 1.0  # ...where no line of their run (to a blank this deep) runs through it
     cross_hug: float = 2.0  # ...and, looked for twice as far, a gap no wider than this
+    cross_wide: float = 3.0  # ...or, with lines beside its ends, a gap no wider than this
     cross_title: float = 1.2  # ...unless it is a title: a box this much taller than theirs...
     cross_pitch: float = 1.1  # ...with characters this much wider (larger type, not a taller box)
     river_rows: int = 8  # a band no word covers, a gutter wide, with words both sides on this many rows...
