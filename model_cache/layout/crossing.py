@@ -9,8 +9,9 @@ detector cut them there), and the line has a word gap at that position. It is cu
 nothing is cut where a line above or below runs through the gap, nor without lines on
 both sides of the gap above it or below it. Those lines are looked for within the line's span,
 then up to `cross_reach` line heights past its ends, where they must leave a gutter no wider
-than `cross_wide` (an index's row whose page number stands out past its column's lines). Only lines of the crossing line's own run close
-a gap: a paragraph a blank above an index does not keep the index's first row whole.
+than `cross_wide` (an index's row whose page number stands out past its column's lines). Only
+lines of the crossing line's own run close a gap: a paragraph a blank above an index does not
+keep the index's first row whole.
 """
 
 from __future__ import annotations
@@ -102,10 +103,11 @@ def _cut_between(it: Item, gaps: list[Gap], above: list[Item], below: list[Item]
     those in its span or, failing them, those beside its ends too."""
     # Each side's lines within `it`'s span, and those of its run, once for every gap tried;
     # and its lines up to `cross_reach` line heights past the span's ends.
-    spans = [[o for o in side if o.gx1 > it.gx0 and o.gx0 < it.gx1] for side in (above, below)]
+    spans = [_within(side, it.gx0, it.gx1) for side in (above, below)]
     sides = [(span, _run_of(it, span, up, h, params)) for span, up in zip(spans, (True, False))]
     reach = params.cross_reach * h
-    wide = [[o for o in side if o.gx1 > it.gx0 - reach and o.gx0 < it.gx1 + reach] for side in (above, below)]
+    wide = [(_within(side, it.gx0 - reach, it.gx1 + reach), run) for side, (_, run) in zip((above, below), sides)]
+    wide_hug = params.cross_wide if hug is None else min(hug, params.cross_wide)
     # The widest gap first: a leader's dots, unread, leave a gap of their own just before a gutter.
     for k, (a, b) in sorted(enumerate(gaps), key=lambda kg: kg[1][0] - kg[1][1]):
         if b - a < params.cross_gap * h or (k == 0 and it.line.bullet):
@@ -114,11 +116,15 @@ def _cut_between(it: Item, gaps: list[Gap], above: list[Item], below: list[Item]
         # the gutter may stand anywhere in the gap, not only at its centre.
         for x in _positions(a, b):
             found = [_gutter_at(x, span, run, h, params, gaps_of, hug) for span, run in sides]
-            if None not in found and (any(found) or any(_gutter_at(
-                    x, near, run, h, params, gaps_of, min(hug or params.cross_wide, params.cross_wide))
-                    for near, (_, run) in zip(wide, sides))):
+            if None in found:
+                continue
+            if any(found) or any(_gutter_at(x, near, run, h, params, gaps_of, wide_hug) for near, run in wide):
                 return k + 1
     return None
+
+
+def _within(side: list[Item], x0: float, x1: float) -> list[Item]:
+    return [o for o in side if o.gx1 > x0 and o.gx0 < x1]
 
 
 def _neighbours(it: Item, items: list[Item], reach: float) -> list[Item]:

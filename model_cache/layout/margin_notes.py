@@ -82,8 +82,12 @@ def _set_against(notes: list[Item], body: list[Item], h: float) -> bool:
     """Notes set flush against the body's side (a left margin's names end where the body
     begins): a list's labels, as close to their items, start flush left instead."""
     if notes[0].gx1 <= body[0].gx0:
-        return np.ptp([it.gx1 for it in notes]) <= 0.25 * h
+        return _flush_right(notes, h)
     return np.ptp([it.gx0 for it in notes]) <= 0.25 * h
+
+
+def _flush_right(notes: list[Item], h: float) -> bool:
+    return np.ptp([it.gx1 for it in notes]) <= 0.25 * h
 
 
 def _is_note_column(notes: list[Item], body: list[Item], params: LayoutParams, h: float,
@@ -196,17 +200,17 @@ def notes_into_rows(blocks: list[Group], groups: list[list[Item]],
 
 def _labels_row(group: list[Item], partners: list[tuple[int, Item, bool] | None], typical: float,
                 params: LayoutParams) -> bool:
-    """An entry's label block set flush right in the left margin: a name on a body row's baseline
-    in the body's type, with lines under it ("not auto move", "Forest boolean register"), one at least beside
-    no body row, the others on a row's baseline in the name's block or beside the next block's
-    first rows. It is read row by row with the name's block, a line beside no row of it after
-    the row above, as the option's box sits in the text layer. (A stamp beside the next block's
-    first row right under the name, l3doc's "Updated: 2020-04-08", is read after the paragraph,
-    as l3doc's text layer has it; so is a note set flush left, "Introduced in / version 1.3", as
-    cnltx's has it.)"""
+    """An entry's label block set flush right in the left margin: a name on a body row's
+    baseline in the body's type, with lines under it ("not auto move", "Forest boolean
+    register"), one at least beside no body row, the others on a row's baseline in the name's
+    block or beside the next block's first rows. It is read row by row with the name's block, a
+    line beside no row of it after the row above, as the option's box sits in the text layer.
+    (A stamp beside the next block's first row right under the name, l3doc's "Updated:
+    2020-04-08", is read after the paragraph, as l3doc's text layer has it; so is a note set
+    flush left, "Introduced in / version 1.3", as cnltx's has it.)"""
     first = partners[0]
     if (len(group) < 2 or first is None or not first[2] or _one_word_each(group)
-            or all(p is not None for p in partners[1:]) or np.ptp([it.gx1 for it in group]) > 0.25 * typical):
+            or all(p is not None for p in partners[1:]) or not _flush_right(group, typical)):
         return False
     inside = [(note, p) for note, p in zip(group, partners) if p is not None and p[0] == first[0]]
     return (len({id(p[1]) for _, p in inside}) == len(inside)
@@ -215,6 +219,8 @@ def _labels_row(group: list[Item], partners: list[tuple[int, Item, bool] | None]
 
 
 def _insert_label(blocks: list[Group], group: list[Item], partners: list[tuple[int, Item, bool] | None]) -> None:
+    """Each label line before its row partner in the name's block, or, beside no row of it,
+    after the rows above it."""
     k = partners[0][0]
     items = blocks[k].items
     noted: set[int] = set()
