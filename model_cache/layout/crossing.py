@@ -99,14 +99,15 @@ def _set_larger(it: Item, near: list[Item], params: LayoutParams) -> bool:
 
 def _cut_between(it: Item, gaps: list[Gap], above: list[Item], below: list[Item], h: float,
                  params: LayoutParams, gaps_of: _GapCache, hug: float | None = None) -> int | None:
-    """The widest word gap of `it` where the lines above and below leave a gutter (`_gutter_at`),
-    those in its span or, failing them, those beside its ends too."""
+    """The widest word gap of `it` where no line of its run above or below runs through (`_blocked`) and the
+    lines above and below leave a gutter (`_gutter_at`): those in its span or, failing them,
+    those beside its ends too."""
     # Each side's lines within `it`'s span, and those of its run, once for every gap tried;
     # and its lines up to `cross_reach` line heights past the span's ends.
     spans = [_within(side, it.gx0, it.gx1) for side in (above, below)]
     sides = [(span, _run_of(it, span, up, h, params)) for span, up in zip(spans, (True, False))]
     reach = params.cross_reach * h
-    wide = [(_within(side, it.gx0 - reach, it.gx1 + reach), run) for side, (_, run) in zip((above, below), sides)]
+    wide = [_within(side, it.gx0 - reach, it.gx1 + reach) for side in (above, below)]
     wide_hug = params.cross_wide if hug is None else min(hug, params.cross_wide)
     # The widest gap first: a leader's dots, unread, leave a gap of their own just before a gutter.
     for k, (a, b) in sorted(enumerate(gaps), key=lambda kg: kg[1][0] - kg[1][1]):
@@ -115,10 +116,10 @@ def _cut_between(it: Item, gaps: list[Gap], above: list[Item], below: list[Item]
         # A word box's end is where the recogniser put it, a few pixels either way of the ink:
         # the gutter may stand anywhere in the gap, not only at its centre.
         for x in _positions(a, b):
-            found = [_gutter_at(x, span, run, h, params, gaps_of, hug) for span, run in sides]
-            if None in found:
+            if any(_blocked(x, run, h, gaps_of) for _, run in sides):
                 continue
-            if any(found) or any(_gutter_at(x, near, run, h, params, gaps_of, wide_hug) for near, run in wide):
+            if (any(_gutter_at(x, span, h, params, hug) for span, _ in sides)
+                    or any(_gutter_at(x, near, h, params, wide_hug) for near in wide)):
                 return k + 1
     return None
 
@@ -138,15 +139,15 @@ def _positions(a: float, b: float) -> list[float]:
     return [a + t * (b - a) for t in (0.5, 0.25, 0.75, 0.0, 1.0)]
 
 
-def _gutter_at(x: float, span: list[Item], run: list[Item], h: float, params: LayoutParams,
-               gaps_of: _GapCache, hug: float | None = None) -> bool | None:
-    """True if lines on this side of the crossing line (`span`: those within its x span) stop
-    before x and others start after it (with `hug`, within that many line heights of each
-    other); None if a line of its run (`run`, `_run_of`) runs through x (unless through a word
-    gap of its own: another crossing line); False if neither (no lines, or lines on one side of
-    x only)."""
-    if any(o.gx0 < x < o.gx1 and not _gap_at(gaps_of(o), x, h) for o in run):
-        return None
+def _blocked(x: float, run: list[Item], h: float, gaps_of: _GapCache) -> bool:
+    """Does a line of the crossing line's run (`_run_of`) run through x (not through a word gap
+    of its own: another crossing line)?"""
+    return any(o.gx0 < x < o.gx1 and not _gap_at(gaps_of(o), x, h) for o in run)
+
+
+def _gutter_at(x: float, span: list[Item], h: float, params: LayoutParams, hug: float | None = None) -> bool:
+    """Do lines on this side of the crossing line (`span`) stop before x and others start after
+    it, at least two each (with `hug`, within that many line heights of each other)?"""
     left = [o.gx1 for o in span if o.gx1 <= x]
     right = [o.gx0 for o in span if o.gx0 >= x]
     if min(len(left), len(right)) < 2:

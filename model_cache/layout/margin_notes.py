@@ -184,11 +184,11 @@ def notes_into_rows(blocks: list[Group], groups: list[list[Item]],
     rest = []
     for group in groups:
         partners = [_row_partner(note, where, params) for note in group]
-        aligned = all(p is not None and _on_its_baseline(note, p[1], typical, params)
-                      for note, p in zip(group, partners))
         if _labels_row(group, partners, typical, params):
             _insert_label(out, group, partners)
             continue
+        aligned = all(p is not None and _on_its_baseline(note, p[1], typical, params)
+                      for note, p in zip(group, partners))
         if not aligned or len({id(p[1]) for p in partners}) < len(partners) or _heads_block(group, partners, out):
             rest.append(group)
             continue
