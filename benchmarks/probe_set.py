@@ -6,10 +6,10 @@ no seeded set holds (a documentation class's manuals), never on a set's checking
     PAGERUNNER_LAYOUT_LINES=/tmp/probe/lines python benchmarks/layout_replay.py --corpus /tmp/probe \\
         --half tune --copy born --verbose --ordered
 
-Each page is rendered at the corpus's 200 dpi with its text layer as ground truth (pages with
-under 50 characters of it are skipped), and gets a simulated scan seeded by its id, as the
-corpus's pages do. Its category is `probe`. Running the script again adds pages; those already
-there are kept.
+Each page is built as `corpus.py build` builds the corpus's (`corpus._build_page`: 200 dpi, its
+text layer as ground truth, a simulated scan seeded by its id); a page whose text layer is no
+real text by the corpus's rule (`corpus._real_text`) is skipped. Its category is `probe`.
+Running the script again adds pages; those already there are kept.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import json
 import sys
 from pathlib import Path
 
-from corpus import DPI
+from corpus import DPI, Manifest, _build_page, _real_text
 from eval_sets import _page_seed, simulate_scan
 
 from jobs.sources import RenderOptions, open_source
@@ -40,30 +40,19 @@ def document_id(pdf: Path) -> str:
 
 
 def add_pages(out: Path, pdf: Path, numbers: list[int], records: dict[str, dict]) -> None:
-    doc = document_id(pdf)
+    doc = {"id": document_id(pdf), "package": "probe", "path": str(pdf)}
+    manifest = Manifest(seed=0, dpi=DPI, scan_seed=SCAN_SEED)
     source = open_source(pdf)
     try:
         for number in numbers:
-            ident = f"{doc}.p{number:03d}"
-            if ident in records:
+            ident = f"{doc['id']}.p{number:03d}"
+            if ident in records or not _real_text(source.render(number, RenderOptions(
+                    dpi=DPI, want_image=False, want_text_layer=True)).text_layer):
                 continue
-            rendered = source.render(number, RenderOptions(dpi=DPI, want_image=True, want_text_layer=True))
-            reference = _layer_text(rendered.text_layer)
-            if len(reference.strip()) < 50:
-                continue
-            paths = {}
-            for copy in ("born", "scan"):
-                folder = out / "pages" / "tune" / copy
-                folder.mkdir(parents=True, exist_ok=True)
-                image = rendered.image if copy == "born" else \
-                    simulate_scan(rendered.image, _page_seed(SCAN_SEED, ident)).convert("L")
-                image.save(folder / f"{ident}.png", dpi=(DPI, DPI))
-                (folder / f"{ident}.gt.txt").write_text(reference, encoding="utf-8")
-                paths[copy] = f"pages/tune/{copy}/{ident}.png"
-            records[ident] = {"id": ident, "doc": doc, "page": number, "half": "tune", "lang": "en",
-                              "category": "probe", "tags": ["probe"], "pdf": str(pdf), **paths,
-                              "gt": f"pages/tune/born/{ident}.gt.txt",
-                              "width": rendered.image.width, "height": rendered.image.height}
+            page = {"id": ident, "doc": doc["id"], "page": number, "half": "tune", "lang": "en",
+                    "category": "probe", "tags": ["probe"]}
+            records[ident] = _build_page(source, page, doc, out, manifest, _layer_text, simulate_scan,
+                                         _page_seed, RenderOptions)
     finally:
         source.close()
 
